@@ -1,0 +1,250 @@
+package gate
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"log/slog"
+	"time"
+)
+
+// Claim describes a won claim to the body.
+type Claim struct {
+	// Key is the namespaced key the record is stored under.
+	Key string
+	// Fence is the claim's fencing token. Downstream writes should carry it (for
+	// example as an X-Fencing-Token header) so the sink can refuse a stale holder.
+	Fence int64
+	// LeaseExpiry is the lease's end on the store's clock at claim time.
+	LeaseExpiry time.Time
+	// Owner is this holder's name.
+	Owner string
+}
+
+// Body is the guarded work. Its context carries the gateway's work deadline and
+// is cancelled with a cause matching ErrLeaseLost when the heartbeat loses the
+// lease. It keeps the caller context's values but not its cancellation: a push
+// client that disconnects must not cut a side effect in half.
+type Body func(ctx context.Context, c Claim) error
+
+// Gate runs bodies at most once (Lock) or one at a time (Mutex) per key. A Gate is
+// safe for concurrent use.
+type Gate struct {
+	b    Backend
+	opts Options
+}
+
+// New returns a Gate over b. It returns an error naming the field when opts is
+// invalid, or when opts.Heartbeat is set and b is not a Renewer.
+func New(b Backend, opts *Options) (*Gate, error) {
+	if b == nil {
+		return nil, errors.New("gate.New: backend is nil")
+	}
+	o, err := opts.withDefaults()
+	if err != nil {
+		return nil, err
+	}
+	if _, ok := b.(Renewer); o.Heartbeat > 0 && !ok {
+		return nil, fmt.Errorf("gate.Options.Heartbeat: backend %T cannot renew leases; leave Heartbeat zero or use a backend that is a gate.Renewer", b)
+	}
+	return &Gate{b: b, opts: o}, nil
+}
+
+// Backend returns the Gate's backend.
+func (g *Gate) Backend() Backend { return g.b }
+
+// Options returns the Gate's options with defaults applied.
+func (g *Gate) Options() Options { return g.opts }
+
+// Key returns the namespaced key that key is stored under.
+func (g *Gate) Key(key string) string {
+	if g.opts.Namespace == "" {
+		return key
+	}
+	return g.opts.Namespace + ":" + key
+}
+
+// Lock de-duplicates: it claims key, runs body, and records the key done, so a
+// later call on the key returns ErrDuplicate without running. It returns nil when
+// body ran and was recorded, and otherwise an error matching one of:
+// ErrDuplicate, ErrInProgress, ErrFailed, ErrUnknownOutcome (each in a
+// *RecordError); ErrStoreUnavailable, ErrKeyReuse, ErrFenceExhausted,
+// ErrInvalidKey (body did not run); a *BodyError (body failed; claim released, or
+// recorded failed for a Permanent error); ErrNotRecorded or ErrFencedOut (body
+// ran). OutcomeOf maps the answer onto the ack policy.
+func (g *Gate) Lock(ctx context.Context, key string, body Body) error {
+	_, err := g.run(ctx, call{key: key, mode: modeLock}, wrapBody(body))
+	return err
+}
+
+// Mutex serializes: it claims key, runs body and releases the claim (fence+1), so
+// every call runs, one at a time per key. It returns nil when body ran, or an
+// error matching ErrInProgress (held elsewhere, or the key is done by a Lock),
+// ErrUnknownOutcome, ErrStoreUnavailable, ErrInvalidKey, a *BodyError, or
+// ErrFencedOut (the lease lapsed and another holder took the key while body ran).
+func (g *Gate) Mutex(ctx context.Context, key string, body Body) error {
+	_, err := g.run(ctx, call{key: key, mode: modeMutex}, wrapBody(body))
+	return err
+}
+
+func wrapBody(body Body) func(context.Context, Claim) ([]byte, error) {
+	return func(ctx context.Context, c Claim) ([]byte, error) { return nil, body(ctx, c) }
+}
+
+type mode int
+
+const (
+	modeLock mode = iota
+	modeMutex
+)
+
+// call is one verb invocation.
+type call struct {
+	key         string
+	mode        mode
+	fingerprint []byte
+}
+
+// run is the shared claim → body → complete/release path. It returns the record
+// found on a refused claim (for stored-result replay).
+func (g *Gate) run(ctx context.Context, c call, body func(context.Context, Claim) ([]byte, error)) (Record, error) {
+	if c.key == "" {
+		return Record{}, fmt.Errorf("%w: key is empty", ErrInvalidKey)
+	}
+	key := g.Key(c.key)
+	log := g.opts.Logger.With("key", key)
+	res, err := g.b.Claim(ctx, ClaimRequest{
+		Key: key, Token: newToken(), Owner: g.opts.Owner,
+		Lease: g.opts.Lease, TTL: g.opts.TTL, Fingerprint: c.fingerprint,
+	})
+	if err != nil {
+		if errors.Is(err, ErrKeyReuse) || errors.Is(err, ErrFenceExhausted) {
+			return Record{}, fmt.Errorf("claim %q: %w", key, err)
+		}
+		return Record{}, fmt.Errorf("%w: claim %q: %w", ErrStoreUnavailable, key, err)
+	}
+	rec := res.Record
+	switch res.Status {
+	case Won:
+	case HeldByOther:
+		return rec, &RecordError{Err: ErrInProgress, Record: rec}
+	case AlreadyDone:
+		if c.mode == modeMutex {
+			return rec, &RecordError{Err: ErrInProgress, Record: rec}
+		}
+		g.observeDuplicate(ctx, rec)
+		return rec, &RecordError{Err: ErrDuplicate, Record: rec}
+	case Failed:
+		if c.mode == modeMutex {
+			return rec, &RecordError{Err: ErrInProgress, Record: rec}
+		}
+		return rec, &RecordError{Err: ErrFailed, Record: rec}
+	case Unknown:
+		log.Error("oncegate: reconcile key: outcome unknown", "fence", rec.Fence)
+		return rec, &RecordError{Err: ErrUnknownOutcome, Record: rec}
+	default:
+		return rec, fmt.Errorf("%w: claim %q: backend answered invalid status %d", ErrStoreUnavailable, key, res.Status)
+	}
+
+	cl := Claim{Key: key, Fence: rec.Fence, LeaseExpiry: rec.LeaseExpiry, Owner: g.opts.Owner}
+	log = log.With("fence", cl.Fence)
+	result, bodyErr := g.invoke(ctx, cl, body)
+
+	// Store calls after the body must not be lost to a cancelled request.
+	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), g.opts.StoreTimeout)
+	defer cancel()
+	if bodyErr != nil {
+		return rec, g.afterBodyError(sctx, log, c, cl, bodyErr)
+	}
+	if c.mode == modeMutex {
+		ok, err := g.b.Release(sctx, key, cl.Fence)
+		switch {
+		case err != nil:
+			log.Warn("oncegate: release after mutex body failed; the lease will lapse", "err", err)
+		case !ok:
+			log.Error("oncegate: fenced out: the lease lapsed and another holder took the key while the body ran")
+			return rec, &RecordError{Err: ErrFencedOut, Record: rec}
+		}
+		return rec, nil
+	}
+	ok, err := g.b.Complete(sctx, Completion{Key: key, Fence: cl.Fence, TTL: g.opts.TTL, Result: result})
+	if err != nil {
+		log.Error("oncegate: body ran but the done record was not written", "err", err)
+		if m, isM := g.b.(UnknownMarker); isM {
+			if _, merr := m.MarkUnknown(sctx, key, cl.Fence); merr != nil {
+				log.Error("oncegate: marking the record unknown failed too", "err", merr)
+			}
+		}
+		return rec, fmt.Errorf("%w: complete %q: %w", ErrNotRecorded, key, err)
+	}
+	if !ok {
+		log.Error("oncegate: fenced out: the body ran but another holder reclaimed the key; check the sink for a double effect")
+		return rec, &RecordError{Err: ErrFencedOut, Record: rec}
+	}
+	return rec, nil
+}
+
+// afterBodyError records a permanent failure or releases the claim.
+func (g *Gate) afterBodyError(ctx context.Context, log *slog.Logger, c call, cl Claim, bodyErr error) error {
+	be := &BodyError{Key: cl.Key, Fence: cl.Fence, Err: bodyErr}
+	if f, ok := g.b.(TerminalFailer); ok && c.mode == modeLock && IsPermanent(bodyErr) {
+		recorded, err := f.Fail(ctx, Completion{Key: cl.Key, Fence: cl.Fence, TTL: g.opts.TTL, Result: []byte(bodyErr.Error())})
+		if err != nil || !recorded {
+			log.Error("oncegate: permanent failure not recorded", "err", err, "recorded", recorded)
+		} else {
+			log.Error("oncegate: body failed permanently; recorded failed", "err", bodyErr)
+		}
+		return be
+	}
+	if ok, err := g.b.Release(ctx, cl.Key, cl.Fence); err != nil {
+		log.Warn("oncegate: release after body error failed; the lease will lapse", "err", err)
+	} else if !ok {
+		log.Warn("oncegate: release after body error refused: another holder reclaimed the key")
+	}
+	return be
+}
+
+// invoke runs body under the work deadline and the heartbeat. A panic in body
+// releases the claim and is re-raised.
+func (g *Gate) invoke(ctx context.Context, cl Claim, body func(context.Context, Claim) ([]byte, error)) (result []byte, err error) {
+	bctx, cancelCause := context.WithCancelCause(context.WithoutCancel(ctx))
+	defer cancelCause(nil)
+	bctx, cancel := context.WithTimeout(bctx, g.opts.WorkDeadline)
+	defer cancel()
+	if g.opts.Heartbeat > 0 {
+		stop := g.startHeartbeat(bctx, cancelCause, cl)
+		defer stop()
+	}
+	defer func() {
+		if p := recover(); p != nil {
+			sctx, c := context.WithTimeout(context.WithoutCancel(ctx), g.opts.StoreTimeout)
+			defer c()
+			if _, rerr := g.b.Release(sctx, cl.Key, cl.Fence); rerr != nil {
+				g.opts.Logger.Warn("oncegate: release after panic failed", "key", cl.Key, "err", rerr)
+			}
+			panic(p)
+		}
+	}()
+	return body(bctx, cl)
+}
+
+func (g *Gate) observeDuplicate(ctx context.Context, rec Record) {
+	if g.opts.OnDuplicate == nil {
+		return
+	}
+	defer func() {
+		if p := recover(); p != nil {
+			g.opts.Logger.Error("oncegate: OnDuplicate hook panicked; ignored", "key", rec.Key, "panic", fmt.Sprint(p))
+		}
+	}()
+	g.opts.OnDuplicate(ctx, rec)
+}
+
+// newToken returns a random claim token.
+func newToken() string {
+	var b [16]byte
+	_, _ = rand.Read(b[:]) // crypto/rand.Read never fails (Go ≥ 1.24)
+	return hex.EncodeToString(b[:])
+}

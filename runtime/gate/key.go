@@ -1,0 +1,28 @@
+package gate
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"strings"
+	"unicode/utf8"
+)
+
+// hashedKeyPrefix starts every hashed store key. A caller key that itself starts
+// with it is hashed too, so a literal key can never equal another key's hash.
+const hashedKeyPrefix = "og-sha256:"
+
+// StoreKey returns the form of key a backend stores: key itself when it is valid
+// UTF-8, has no NUL byte and is at most maxBytes bytes long, else
+// "og-sha256:" + hex(SHA-256(key)). It is deterministic, so every instance maps a
+// key to the same record, and injective except for SHA-256 collisions. maxBytes
+// must be at least 74 (the hashed form's length); lengths are bytes, not runes.
+// Backends with a key-size limit (Datastore: 1,500 bytes; an indexed SQL column)
+// call it; binary-safe stores need not.
+func StoreKey(key string, maxBytes int) string {
+	if len(key) <= maxBytes && utf8.ValidString(key) && !strings.ContainsRune(key, 0) &&
+		!strings.HasPrefix(key, hashedKeyPrefix) {
+		return key
+	}
+	sum := sha256.Sum256([]byte(key))
+	return hashedKeyPrefix + hex.EncodeToString(sum[:])
+}

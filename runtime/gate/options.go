@@ -1,0 +1,97 @@
+package gate
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"os"
+	"strconv"
+	"time"
+)
+
+// Defaults for Options' zero fields.
+const (
+	// DefaultLease is the lease when Options.Lease is zero.
+	DefaultLease = 15 * time.Minute
+	// DefaultTTL is the ttl when Options.TTL is zero.
+	DefaultTTL = time.Hour
+	// DefaultStoreTimeout bounds each store call made after the body ran
+	// (complete, release, fail, mark unknown) when Options.StoreTimeout is zero.
+	DefaultStoreTimeout = 10 * time.Second
+)
+
+// Options configure a Gate. The zero value (or nil) means every default.
+type Options struct {
+	// Namespace prefixes every key as "<Namespace>:<key>", so several handlers can
+	// share one store. Empty means no prefix.
+	Namespace string
+	// Lease is how long a claim excludes other holders. Default DefaultLease.
+	// Without a Heartbeat it must be at least WorkDeadline (invariant 1).
+	Lease time.Duration
+	// TTL is how long a done or failed record is kept (expires_at = done_at + TTL),
+	// and how long a claim outlives its lease. Default DefaultTTL.
+	TTL time.Duration
+	// WorkDeadline is the deadline the gateway sets on the body's context. Default:
+	// Lease.
+	WorkDeadline time.Duration
+	// Heartbeat, when non-zero, renews the lease at this interval while the body
+	// runs; it must be under Lease (a third of it is a good choice) and needs a
+	// backend that is a Renewer. When a renewal is refused, or none succeeds for a
+	// whole Lease, the body's context is cancelled with a cause matching
+	// ErrLeaseLost.
+	Heartbeat time.Duration
+	// Owner names this holder in records. Default "<hostname>/<pid>".
+	Owner string
+	// StoreTimeout bounds each store call made after the body ran. Default
+	// DefaultStoreTimeout.
+	StoreTimeout time.Duration
+	// OnDuplicate, when set, is called when Lock finds the key done. It observes
+	// only: a panic in it is logged and ignored.
+	OnDuplicate func(ctx context.Context, rec Record)
+	// Logger receives the gateway's structured logs (never payload bytes). Default
+	// slog.Default().
+	Logger *slog.Logger
+}
+
+// withDefaults validates o and returns a copy with defaults applied. The error
+// names the field and the accepted form.
+func (o *Options) withDefaults() (Options, error) {
+	var v Options
+	if o != nil {
+		v = *o
+	}
+	for _, d := range []struct {
+		name string
+		val  time.Duration
+	}{{"Lease", v.Lease}, {"TTL", v.TTL}, {"WorkDeadline", v.WorkDeadline}, {"Heartbeat", v.Heartbeat}, {"StoreTimeout", v.StoreTimeout}} {
+		if d.val < 0 {
+			return v, fmt.Errorf("gate.Options.%s: must be zero (default) or positive, got %s", d.name, d.val)
+		}
+	}
+	if v.Lease == 0 {
+		v.Lease = DefaultLease
+	}
+	if v.TTL == 0 {
+		v.TTL = DefaultTTL
+	}
+	if v.WorkDeadline == 0 {
+		v.WorkDeadline = v.Lease
+	}
+	if v.StoreTimeout == 0 {
+		v.StoreTimeout = DefaultStoreTimeout
+	}
+	if v.Heartbeat == 0 && v.WorkDeadline > v.Lease {
+		return v, fmt.Errorf("gate.Options.WorkDeadline: %s exceeds Lease %s; raise Lease or set Heartbeat (invariant 1)", v.WorkDeadline, v.Lease)
+	}
+	if v.Heartbeat != 0 && v.Heartbeat >= v.Lease {
+		return v, fmt.Errorf("gate.Options.Heartbeat: %s must be under Lease %s (a third of it is a good choice)", v.Heartbeat, v.Lease)
+	}
+	if v.Owner == "" {
+		host, _ := os.Hostname()
+		v.Owner = host + "/" + strconv.Itoa(os.Getpid())
+	}
+	if v.Logger == nil {
+		v.Logger = slog.Default()
+	}
+	return v, nil
+}

@@ -114,7 +114,7 @@ func (g *Gate) run(ctx context.Context, c call, body func(context.Context, Claim
 		return Record{}, fmt.Errorf("%w: key is empty", ErrInvalidKey)
 	}
 	key := g.Key(c.key)
-	log := g.opts.Logger.With("key", key)
+	log := keyLogger{l: g.opts.Logger, key: key}
 	res, err := g.b.Claim(ctx, ClaimRequest{
 		Key: key, Token: newToken(), Owner: g.opts.Owner,
 		Lease: g.opts.Lease, TTL: g.opts.TTL, Fingerprint: c.fingerprint,
@@ -142,14 +142,15 @@ func (g *Gate) run(ctx context.Context, c call, body func(context.Context, Claim
 		}
 		return rec, &RecordError{Err: ErrFailed, Record: rec}
 	case Unknown:
-		log.Error("oncegate: reconcile key: outcome unknown", "fence", rec.Fence)
+		log.fence = rec.Fence
+		log.Error("oncegate: reconcile key: outcome unknown")
 		return rec, &RecordError{Err: ErrUnknownOutcome, Record: rec}
 	default:
 		return rec, fmt.Errorf("%w: claim %q: backend answered invalid status %d", ErrStoreUnavailable, key, res.Status)
 	}
 
 	cl := Claim{Key: key, Fence: rec.Fence, LeaseExpiry: rec.LeaseExpiry, Owner: g.opts.Owner}
-	log = log.With("fence", cl.Fence)
+	log.fence = cl.Fence
 	result, bodyErr := g.invoke(ctx, cl, body)
 
 	// Store calls after the body must not be lost to a cancelled request.
@@ -187,7 +188,7 @@ func (g *Gate) run(ctx context.Context, c call, body func(context.Context, Claim
 }
 
 // afterBodyError records a permanent failure or releases the claim.
-func (g *Gate) afterBodyError(ctx context.Context, log *slog.Logger, c call, cl Claim, bodyErr error) error {
+func (g *Gate) afterBodyError(ctx context.Context, log keyLogger, c call, cl Claim, bodyErr error) error {
 	be := &BodyError{Key: cl.Key, Fence: cl.Fence, Err: bodyErr}
 	if f, ok := g.b.(TerminalFailer); ok && c.mode == modeLock && IsPermanent(bodyErr) {
 		recorded, err := f.Fail(ctx, Completion{Key: cl.Key, Fence: cl.Fence, TTL: g.opts.TTL, Result: []byte(bodyErr.Error())})
@@ -240,6 +241,22 @@ func (g *Gate) observeDuplicate(ctx context.Context, rec Record) {
 		}
 	}()
 	g.opts.OnDuplicate(ctx, rec)
+}
+
+// keyLogger adds the key and fence to a log line only when one is written, so
+// the hot path allocates nothing for logging.
+type keyLogger struct {
+	l     *slog.Logger
+	key   string
+	fence int64
+}
+
+func (k keyLogger) Error(msg string, args ...any) {
+	k.l.Error(msg, append([]any{"key", k.key, "fence", k.fence}, args...)...)
+}
+
+func (k keyLogger) Warn(msg string, args ...any) {
+	k.l.Warn(msg, append([]any{"key", k.key, "fence", k.fence}, args...)...)
 }
 
 // newToken returns a random claim token.

@@ -1,0 +1,96 @@
+package gate_test
+
+import (
+	"context"
+	"errors"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/oncegate/oncegate/runtime/gate"
+	"github.com/oncegate/oncegate/runtime/memgate"
+)
+
+// These tests use the real clock: the heartbeat is a real ticker.
+
+func TestHeartbeatKeepsLongBodyAlive(t *testing.T) {
+	s := memgate.New(nil)
+	lease := 100 * time.Millisecond
+	g, err := gate.New(s, &gate.Options{Lease: lease, Heartbeat: 25 * time.Millisecond, WorkDeadline: 10 * time.Second, Logger: quiet})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	var contenders, stolen atomic.Int32
+	err = g.Lock(ctx, "long", func(bctx context.Context, _ gate.Claim) error {
+		deadline := time.Now().Add(5 * lease)
+		for time.Now().Before(deadline) {
+			err := g.Lock(ctx, "long", func(context.Context, gate.Claim) error { stolen.Add(1); return nil })
+			if !errors.Is(err, gate.ErrInProgress) {
+				t.Errorf("contender: %v, want ErrInProgress", err)
+			}
+			contenders.Add(1)
+			time.Sleep(lease / 4)
+		}
+		return bctx.Err()
+	})
+	if err != nil {
+		t.Fatalf("long body: %v", err)
+	}
+	if stolen.Load() != 0 || contenders.Load() < 10 {
+		t.Fatalf("stolen = %d after %d contenders; the heartbeat must keep the claim", stolen.Load(), contenders.Load())
+	}
+}
+
+func TestRefusedRenewalCancelsBodyWithLeaseLost(t *testing.T) {
+	b := &flaky{Store: memgate.New(nil), refuseRenew: true}
+	g, err := gate.New(b, &gate.Options{Lease: time.Second, Heartbeat: 10 * time.Millisecond, Logger: quiet})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var cause error
+	err = g.Lock(context.Background(), "k", func(ctx context.Context, _ gate.Claim) error {
+		select {
+		case <-ctx.Done():
+			cause = context.Cause(ctx)
+			return ctx.Err()
+		case <-time.After(5 * time.Second):
+			return errors.New("body was not cancelled")
+		}
+	})
+	if !errors.Is(cause, gate.ErrLeaseLost) {
+		t.Fatalf("cause = %v, want ErrLeaseLost", cause)
+	}
+	if gate.OutcomeOf(err) != gate.OutcomeBodyFailed || b.renews.Load() != 1 {
+		t.Fatalf("err = %v, renews = %d; want a body failure after the one refused renewal", err, b.renews.Load())
+	}
+}
+
+func TestHeartbeatNeedsRenewer(t *testing.T) {
+	type bare struct{ gate.Backend }
+	_, err := gate.New(bare{memgate.New(nil)}, &gate.Options{Lease: time.Minute, Heartbeat: time.Second})
+	if err == nil {
+		t.Fatal("gate.New accepted a heartbeat over a backend that cannot renew")
+	}
+}
+
+func TestWorkDeadlineBoundsBody(t *testing.T) {
+	g, err := gate.New(memgate.New(nil), &gate.Options{Lease: time.Minute, WorkDeadline: 30 * time.Millisecond, Logger: quiet})
+	if err != nil {
+		t.Fatal(err)
+	}
+	parent, cancel := context.WithCancel(context.Background())
+	cancel() // a disconnected push client must not cut the body
+	err = g.Lock(parent, "k", func(ctx context.Context, _ gate.Claim) error {
+		d, ok := ctx.Deadline()
+		if !ok || time.Until(d) > 30*time.Millisecond {
+			t.Errorf("body deadline = %v %v, want within 30ms", d, ok)
+		}
+		<-ctx.Done()
+		return ctx.Err()
+	})
+	var be *gate.BodyError
+	if !errors.As(err, &be) || !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("err = %v, want a *BodyError carrying the body's deadline", err)
+	}
+}

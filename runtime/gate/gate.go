@@ -1,6 +1,7 @@
 package gate
 
 import (
+	"bytes"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
@@ -32,8 +33,9 @@ type Body func(ctx context.Context, c Claim) error
 // Gate runs bodies at most once (Lock) or one at a time (Mutex) per key. A Gate is
 // safe for concurrent use.
 type Gate struct {
-	b    Backend
-	opts Options
+	b     Backend
+	opts  Options
+	cache *terminalCache
 }
 
 // New returns a Gate over b. It returns an error naming the field when opts is
@@ -49,7 +51,7 @@ func New(b Backend, opts *Options) (*Gate, error) {
 	if _, ok := b.(Renewer); o.Heartbeat > 0 && !ok {
 		return nil, fmt.Errorf("gate.Options.Heartbeat: backend %T cannot renew leases; leave Heartbeat zero or use a backend that is a gate.Renewer", b)
 	}
-	return &Gate{b: b, opts: o}, nil
+	return &Gate{b: b, opts: o, cache: newTerminalCache(o.CacheSize)}, nil
 }
 
 // Backend returns the Gate's backend.
@@ -115,6 +117,11 @@ func (g *Gate) run(ctx context.Context, c call, body func(context.Context, Claim
 	}
 	key := g.Key(c.key)
 	log := keyLogger{l: g.opts.Logger, key: key}
+	if c.mode == modeLock {
+		if rec, hit := g.cache.get(key, time.Now()); hit {
+			return g.refuseTerminal(ctx, c, rec)
+		}
+	}
 	res, err := g.b.Claim(ctx, ClaimRequest{
 		Key: key, Token: newToken(), Owner: g.opts.Owner,
 		Lease: g.opts.Lease, TTL: g.opts.TTL, Fingerprint: c.fingerprint,
@@ -130,17 +137,12 @@ func (g *Gate) run(ctx context.Context, c call, body func(context.Context, Claim
 	case Won:
 	case HeldByOther:
 		return rec, &RecordError{Err: ErrInProgress, Record: rec}
-	case AlreadyDone:
+	case AlreadyDone, Failed:
 		if c.mode == modeMutex {
 			return rec, &RecordError{Err: ErrInProgress, Record: rec}
 		}
-		g.observeDuplicate(ctx, rec)
-		return rec, &RecordError{Err: ErrDuplicate, Record: rec}
-	case Failed:
-		if c.mode == modeMutex {
-			return rec, &RecordError{Err: ErrInProgress, Record: rec}
-		}
-		return rec, &RecordError{Err: ErrFailed, Record: rec}
+		g.cache.put(rec, earliest(rec.ExpiresAt, time.Now().Add(g.opts.CacheTTL)))
+		return g.refuseTerminal(ctx, c, rec)
 	case Unknown:
 		log.fence = rec.Fence
 		log.Error("oncegate: reconcile key: outcome unknown")
@@ -184,7 +186,29 @@ func (g *Gate) run(ctx context.Context, c call, body func(context.Context, Claim
 		log.Error("oncegate: fenced out: the body ran but another holder reclaimed the key; check the sink for a double effect")
 		return rec, &RecordError{Err: ErrFencedOut, Record: rec}
 	}
+	rec.State, rec.Result = StateDone, result
+	g.cache.put(rec, time.Now().Add(g.opts.CacheTTL))
 	return rec, nil
+}
+
+// refuseTerminal answers a lock call that found key done or failed (in the store
+// or the cache): a fingerprint mismatch is key reuse, done is a duplicate.
+func (g *Gate) refuseTerminal(ctx context.Context, c call, rec Record) (Record, error) {
+	if len(c.fingerprint) > 0 && len(rec.Fingerprint) > 0 && !bytes.Equal(c.fingerprint, rec.Fingerprint) {
+		return Record{}, fmt.Errorf("claim %q: %w", rec.Key, ErrKeyReuse)
+	}
+	if rec.State == StateFailed {
+		return rec, &RecordError{Err: ErrFailed, Record: rec}
+	}
+	g.observeDuplicate(ctx, rec)
+	return rec, &RecordError{Err: ErrDuplicate, Record: rec}
+}
+
+func earliest(a, b time.Time) time.Time {
+	if !a.IsZero() && a.Before(b) {
+		return a
+	}
+	return b
 }
 
 // afterBodyError records a permanent failure or releases the claim.

@@ -48,6 +48,18 @@ type Options struct {
 	// OnDuplicate, when set, is called when Lock finds the key done. It observes
 	// only: a panic in it is logged and ignored.
 	OnDuplicate func(ctx context.Context, rec Record)
+	// Codec encodes Do's stored results. Default JSON.
+	Codec Codec
+	// AEAD, when set, seals Do's stored results; the associated data binds the
+	// namespaced key. Default none (results stored in the clear).
+	AEAD AEAD
+	// CacheSize, when positive, keeps up to this many terminal (done or failed)
+	// records per Gate in memory, so a repeated duplicate on this instance skips
+	// the store. In-progress claims are never cached. An entry lives until its
+	// record's expires_at or CacheTTL, whichever is first. Default 0 (off).
+	CacheSize int
+	// CacheTTL bounds how long a cached terminal record is trusted. Default TTL.
+	CacheTTL time.Duration
 	// Logger receives the gateway's structured logs (never payload bytes). Default
 	// slog.Default().
 	Logger *slog.Logger
@@ -89,6 +101,15 @@ func (o *Options) withDefaults() (Options, error) {
 	if v.Owner == "" {
 		host, _ := os.Hostname()
 		v.Owner = host + "/" + strconv.Itoa(os.Getpid())
+	}
+	if v.Codec == nil {
+		v.Codec = jsonCodec{}
+	}
+	if v.CacheSize < 0 {
+		return v, fmt.Errorf("gate.Options.CacheSize: must be zero (off) or positive, got %d", v.CacheSize)
+	}
+	if v.CacheTTL <= 0 || v.CacheTTL > v.TTL {
+		v.CacheTTL = v.TTL
 	}
 	if v.Logger == nil {
 		v.Logger = slog.Default()

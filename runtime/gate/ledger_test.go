@@ -72,7 +72,10 @@ func TestDoPermanentFailureIsReturnedWithoutRunning(t *testing.T) {
 	g := newGate(t, memgate.New(nil), gate.Options{})
 	ctx := context.Background()
 	runs := 0
-	fn := func(context.Context, gate.Claim) (int, error) { runs++; return 0, gate.Permanent(errors.New("invalid card")) }
+	fn := func(context.Context, gate.Claim) (int, error) {
+		runs++
+		return 0, gate.Permanent(errors.New("invalid card"))
+	}
 	if _, _, err := gate.Do(ctx, g, gate.Call{Key: "k"}, fn); gate.OutcomeOf(err) != gate.OutcomePermanent {
 		t.Fatalf("first: %v", err)
 	}

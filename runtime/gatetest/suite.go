@@ -125,4 +125,3 @@ func wantFence(t *testing.T, what string, got, want int64) {
 		t.Fatalf("%s: fence = %d, want %d", what, got, want)
 	}
 }
-

@@ -1,0 +1,43 @@
+// Package push is oncegate's adapter for Pub/Sub push subscriptions: an
+// http.Handler that runs a handler function at most once per idempotency key
+// (or one at a time per key) and answers HTTP so that Pub/Sub acks or nacks the
+// message exactly as DESIGN.md's ack policy says.
+//
+// # Request handling
+//
+// For each request the handler, in order:
+//
+//  1. refuses a method other than POST (405);
+//  2. verifies the OIDC token when Options.OIDC is set (401 or 403), before
+//     anything is read or claimed;
+//  3. reads the body up to MaxBodyBytes(Options.MaxDataBytes) (413 past it);
+//  4. parses the envelope (400 when malformed): the wrapped JSON form
+//     (ParseEnvelope) or the unwrapped "no wrapper" form with its
+//     x-goog-pubsub-* headers (ParseUnwrapped); data over Options.MaxDataBytes
+//     is 413;
+//  5. derives the key with Options.KeyFunc (default: the message id, stored as
+//     "<namespace>:<messageId>"); no usable key fails closed with 500 and no
+//     claim, unless Options.AllowUnguarded;
+//  6. runs the function through gate.Lock (ModeLock) or gate.Mutex (ModeMutex)
+//     and answers Status(gate.OutcomeOf(err)): 204 for ran, duplicate,
+//     permanent, not-recorded and fenced-out (acks); 503 for in-progress,
+//     unknown and store-unavailable; 500 for body-failed; 409 for rejected.
+//
+// Every answer carries the X-Oncegate-Outcome header naming the outcome.
+//
+// # Telemetry
+//
+// One slog line per delivery with key, fence, outcome, status, mode, message_id
+// and delivery_attempt, never payload bytes: info for ran and duplicate, one
+// warning line for in-progress (no stack trace), error for the rest (fenced-out
+// carries alert=true; unknown says "reconcile key …"). Error text returned by the
+// handler function is logged as is, so it should not quote the payload either.
+// OpenTelemetry metrics and spans go through the otel API (see runtime/telemetry);
+// no exporter is required.
+//
+// # Extending
+//
+// Guard is the envelope-independent engine: NewGuard takes a Parser that turns
+// a request into a Delivery (key, ids, bound work). runtime/cloudevent builds its
+// Eventarc handler on it.
+package push

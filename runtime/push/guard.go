@@ -1,0 +1,201 @@
+package push
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+
+	"go.opentelemetry.io/otel/metric"
+	"go.opentelemetry.io/otel/trace"
+
+	"github.com/oncegate/oncegate/runtime/gate"
+	"github.com/oncegate/oncegate/runtime/telemetry"
+)
+
+// Mode picks the verb a Guard runs each delivery under.
+type Mode int
+
+const (
+	// ModeLock de-duplicates (gate.Lock): a redelivery of a done key is skipped and
+	// acked. The default.
+	ModeLock Mode = iota
+	// ModeMutex serializes (gate.Mutex): every delivery runs, one at a time per key.
+	ModeMutex
+)
+
+func (m Mode) String() string {
+	switch m {
+	case ModeLock:
+		return "lock"
+	case ModeMutex:
+		return "mutex"
+	}
+	return "invalid"
+}
+
+// Delivery is one parsed request: what a Guard keys, logs and runs.
+type Delivery struct {
+	// Key is the idempotency key before the gate's namespace is applied. An empty
+	// Key, or a non-nil KeyErr, means no key is resolvable: the Guard answers 500
+	// without claiming unless unguarded runs are allowed.
+	Key    string
+	KeyErr error
+	// MessageID and DeliveryAttempt (0 when absent) are logged and traced.
+	MessageID       string
+	DeliveryAttempt int
+	// Run is the guarded work, bound to the parsed message.
+	Run gate.Body
+}
+
+// Parser turns a request whose body was already read (at most the Guard's
+// MaxBodyBytes) into a Delivery. It must not keep r. An error matching ErrTooLarge
+// answers 413; any other error answers 400 (malformed).
+type Parser func(r *http.Request, body []byte) (Delivery, error)
+
+// GuardOptions configure a Guard. The zero value (or nil) means defaults.
+type GuardOptions struct {
+	// Adapter names the adapter in logs, metrics and spans. Default "http".
+	Adapter string
+	// Mode is the verb. Default ModeLock.
+	Mode Mode
+	// MaxBodyBytes caps the request body read, in bytes; past it the Guard answers
+	// 413 without parsing. Default DefaultMaxBodyBytes.
+	MaxBodyBytes int64
+	// AllowUnguarded runs deliveries whose key is not resolvable without any
+	// claim (fence 0), logged at warning level, instead of failing closed with 500.
+	AllowUnguarded bool
+	// Disabled makes the Guard a pass-through: every delivery runs unguarded and a
+	// warning is logged once, at construction. For handler unit tests only
+	// (ONCEGATE_DISABLED=1 sets it through gateenv). The gate may then be nil.
+	Disabled bool
+	// OIDC, when set, verifies the push's OIDC token before anything else.
+	OIDC *OIDCConfig
+	// Logger receives one line per delivery (never payload bytes). Default: the
+	// gate's logger, else slog.Default().
+	Logger *slog.Logger
+	// MeterProvider and TracerProvider default to the otel globals.
+	MeterProvider  metric.MeterProvider
+	TracerProvider trace.TracerProvider
+}
+
+// Guard is an http.Handler that verifies, reads and parses a request, claims its
+// key through a gate, runs the work and answers HTTP by Status. NewHandler builds
+// one for Pub/Sub push; runtime/cloudevent builds one for Eventarc. A Guard is
+// safe for concurrent use.
+type Guard struct {
+	g     *gate.Gate
+	parse Parser
+	o     GuardOptions
+	log   *slog.Logger
+	tel   *telemetry.Instruments
+}
+
+var _ http.Handler = (*Guard)(nil)
+
+// NewGuard returns a Guard running parse's deliveries through g. It returns an
+// error naming the field when o is invalid, or when g is nil and o.Disabled is
+// false.
+func NewGuard(g *gate.Gate, parse Parser, o *GuardOptions) (*Guard, error) {
+	var v GuardOptions
+	if o != nil {
+		v = *o
+	}
+	switch {
+	case parse == nil:
+		return nil, errors.New("push.NewGuard: parser is nil")
+	case g == nil && !v.Disabled:
+		return nil, errors.New("push.NewGuard: gate is nil; pass a *gate.Gate (only a Disabled guard may have none)")
+	case v.Mode != ModeLock && v.Mode != ModeMutex:
+		return nil, fmt.Errorf("push.GuardOptions.Mode: %d is not ModeLock or ModeMutex", v.Mode)
+	case v.MaxBodyBytes < 0:
+		return nil, fmt.Errorf("push.GuardOptions.MaxBodyBytes: must be zero (default) or positive, got %d", v.MaxBodyBytes)
+	}
+	if v.Adapter == "" {
+		v.Adapter = "http"
+	}
+	if v.MaxBodyBytes == 0 {
+		v.MaxBodyBytes = DefaultMaxBodyBytes
+	}
+	if v.OIDC != nil {
+		c, err := v.OIDC.validate()
+		if err != nil {
+			return nil, err
+		}
+		v.OIDC = c
+	}
+	log := v.Logger
+	if log == nil && g != nil {
+		log = g.Options().Logger
+	}
+	if log == nil {
+		log = slog.Default()
+	}
+	tel, err := telemetry.New(&telemetry.Options{MeterProvider: v.MeterProvider, TracerProvider: v.TracerProvider})
+	if err != nil {
+		return nil, err
+	}
+	gd := &Guard{g: g, parse: parse, o: v, log: log.With("adapter", v.Adapter), tel: tel}
+	if v.Disabled {
+		gd.log.Warn("oncegate: ONCEGATE_DISABLED: the handler is a pass-through; every delivery runs unguarded (for handler unit tests only)")
+	}
+	return gd, nil
+}
+
+// ServeHTTP implements http.Handler.
+func (gd *Guard) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if r.Method != http.MethodPost {
+		w.Header().Set("Allow", http.MethodPost)
+		gd.refuse(w, r, http.StatusMethodNotAllowed, OutcomeBadMethod, fmt.Errorf("method %s", r.Method))
+		return
+	}
+	if gd.o.OIDC != nil {
+		if err := gd.o.OIDC.Verify(r.Context(), r.Header.Get("Authorization")); err != nil {
+			if errors.Is(err, ErrForbidden) {
+				gd.refuse(w, r, http.StatusForbidden, OutcomeForbidden, err)
+				return
+			}
+			w.Header().Set("WWW-Authenticate", `Bearer error="invalid_token"`)
+			gd.refuse(w, r, http.StatusUnauthorized, OutcomeUnauthenticated, err)
+			return
+		}
+	}
+	body, err := gd.readBody(w, r)
+	if err != nil {
+		if errors.Is(err, ErrTooLarge) {
+			gd.refuse(w, r, http.StatusRequestEntityTooLarge, OutcomeTooLarge, err)
+			return
+		}
+		gd.refuse(w, r, http.StatusBadRequest, OutcomeMalformed, err)
+		return
+	}
+	d, err := gd.parse(r, body)
+	if err != nil {
+		if errors.Is(err, ErrTooLarge) {
+			gd.refuse(w, r, http.StatusRequestEntityTooLarge, OutcomeTooLarge, err)
+			return
+		}
+		gd.refuse(w, r, http.StatusBadRequest, OutcomeMalformed, err)
+		return
+	}
+	gd.serve(w, r, d)
+}
+
+// readBody reads at most MaxBodyBytes; a longer body is ErrTooLarge.
+func (gd *Guard) readBody(w http.ResponseWriter, r *http.Request) ([]byte, error) {
+	var buf bytes.Buffer
+	if n := r.ContentLength; n > 0 && n <= gd.o.MaxBodyBytes {
+		buf.Grow(int(n) + bytes.MinRead)
+	}
+	_, err := buf.ReadFrom(http.MaxBytesReader(w, r.Body, gd.o.MaxBodyBytes))
+	var mbe *http.MaxBytesError
+	switch {
+	case errors.As(err, &mbe):
+		return nil, fmt.Errorf("%w: request body over %d bytes", ErrTooLarge, mbe.Limit)
+	case err != nil && err != io.EOF:
+		return nil, fmt.Errorf("read body: %w", err)
+	}
+	return buf.Bytes(), nil
+}

@@ -26,3 +26,24 @@ func StoreKey(key string, maxBytes int) string {
 	sum := sha256.Sum256([]byte(key))
 	return hashedKeyPrefix + hex.EncodeToString(sum[:])
 }
+
+// OperationKey builds an idempotency key from parts with unambiguous escaping:
+// each part has "\" written as "\\" and ":" as "\:", and parts are joined with
+// ":", so ("a:b", "c") and ("a", "b:c") never collide. Choose parts that are
+// stable across retries of one intent and distinct across intents (an order id,
+// an operation name, a tenant), never a fresh UUID or a timestamp.
+func OperationKey(parts ...string) string {
+	var b strings.Builder
+	for i, p := range parts {
+		if i > 0 {
+			b.WriteByte(':')
+		}
+		for j := 0; j < len(p); j++ {
+			if p[j] == '\\' || p[j] == ':' {
+				b.WriteByte('\\')
+			}
+			b.WriteByte(p[j])
+		}
+	}
+	return b.String()
+}

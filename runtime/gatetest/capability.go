@@ -125,9 +125,13 @@ var capabilityTests = map[string]func(*testing.T, *env){
 		keep := e.win("done-long", LongLease)
 		e.complete("done-long", keep.Fence, TTL, nil)
 		e.h.Advance(t, Lapse)
+		want := 1
+		if deletesAtExpiry(e.h) {
+			want = 0 // the store already deleted done-short itself
+		}
 		n, err := p.Purge(e.ctx, 0)
-		if err != nil || n != 1 {
-			t.Fatalf("Purge = %d, %v; want 1", n, err)
+		if err != nil || n != want {
+			t.Fatalf("Purge = %d, %v; want %d", n, err, want)
 		}
 		e.expect("live", gate.HeldByOther)
 		e.expect("unknown", gate.Unknown)

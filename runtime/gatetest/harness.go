@@ -31,3 +31,19 @@ const (
 	Lapse      = 250 * time.Millisecond
 	TTL        = time.Hour
 )
+
+// ExpiryDeleter is an optional Harness ability, for a store that deletes a record
+// by itself once its expires_at passes (Redis with PEXPIREAT at expires_at). Such
+// a harness returns true: the suite then expects a claim after a record expired to
+// start a fresh record at fence 1 (DESIGN.md's invariant 2 makes that safe) and
+// Purge to find nothing left to delete, instead of an expired record that lingers
+// until reclaimed with fence+1 or purged.
+type ExpiryDeleter interface {
+	DeletesAtExpiry() bool
+}
+
+// deletesAtExpiry reports whether h's store deletes records itself at expires_at.
+func deletesAtExpiry(h Harness) bool {
+	d, ok := h.(ExpiryDeleter)
+	return ok && d.DeletesAtExpiry()
+}

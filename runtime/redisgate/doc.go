@@ -1,0 +1,51 @@
+// Package redisgate is a gate.Backend on Redis (standalone, Sentinel, Cluster, or a
+// Memorystore instance) through go-redis v9's redis.UniversalClient. It implements
+// every optional capability of the gate package with the semantics of memgate, the
+// reference backend.
+//
+// # Records
+//
+// Each record is one Redis hash at Options.Prefix + key (the key byte for byte,
+// never hashed: Redis keys are binary-safe), with the fields of DESIGN.md's record:
+// state, fence, lease_expiry, expires_at and done_at (UTC epoch milliseconds as
+// decimal strings), claim_token, owner, fingerprint and result (raw bytes). The
+// key field is the Redis key name less the prefix, so it is not stored again.
+//
+// # Atomicity and Cluster
+//
+// Every operation is one Lua script that touches exactly one key, the record's, so
+// it is atomic on a single server and routes to one slot in a Cluster. No hash tag
+// is added: records spread over every slot, and a prefix may not contain braces,
+// which would make it a hash tag and put every record in one slot. Scripts run by
+// SHA (EVALSHA) and fall back to EVAL when the server answers NOSCRIPT (after a
+// restart, a failover or SCRIPT FLUSH); see redis.Script.Run.
+//
+// # Clock
+//
+// Every script reads the server's clock with TIME; the client's clock is never
+// used, so skew between instances cannot move a lease. Expiry is judged when a
+// script reads the record. In a Cluster each record is judged by the clock of the
+// master that owns its slot.
+//
+// # Expiry
+//
+// Every script that writes a record also sets PEXPIREAT to the record's
+// expires_at, so no gateway key is ever without a TTL, except an unknown record,
+// which is made persistent (PERSIST) because it must survive until an operator
+// resolves it. Redis deletes a record at expires_at on its own; a claim after that
+// starts a fresh record at fence 1, which DESIGN.md's invariant 2 (lease + ttl
+// longer than any holder lives) makes safe. A record written with a zero TTL and
+// a zero lease is deleted at once.
+//
+// # Scans
+//
+// Purge deletes nothing and returns 0: Redis has already removed every record
+// whose expires_at has passed. ListUnresolved finds unknown records with SCAN over
+// the prefix on every master (every shard of a Ring), then reads each match's
+// state: its cost grows with the size of each server's keyspace, not with the
+// number of unknown records. It is meant for an operator's reconcile run, not for
+// the request path. Nothing else scans.
+//
+// Requires Redis 5.0 or later (scripts that call TIME before writing rely on
+// effects replication, the default since 5.0); tested on Redis 7.0.
+package redisgate

@@ -1,0 +1,166 @@
+package redisgate_test
+
+import (
+	"context"
+	"os"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+	"github.com/redis/go-redis/v9/maintnotifications"
+
+	"github.com/oncegate/oncegate/internal/testenv"
+	"github.com/oncegate/oncegate/runtime/gate"
+	"github.com/oncegate/oncegate/runtime/redisgate"
+)
+
+func TestMain(m *testing.M) {
+	testenv.Main(m)
+	stopCluster()
+}
+
+// missing skips the test because a tool or server is not there, or fails it under
+// CI=true, where nothing may be silently left out.
+func missing(t testing.TB, format string, args ...any) {
+	t.Helper()
+	if ci, _ := strconv.ParseBool(os.Getenv("CI")); ci {
+		t.Fatalf(format, args...)
+	}
+	t.Skipf(format+" (skipped because CI is not true)", args...)
+}
+
+// newClient returns a client for the standalone server at addr, closed when the
+// test ends.
+func newClient(t testing.TB, addr string) *redis.Client {
+	t.Helper()
+	c := redis.NewClient(&redis.Options{
+		Addr:                     addr,
+		DisableIdentity:          true,
+		MaintNotificationsConfig: &maintnotifications.Config{Mode: maintnotifications.ModeDisabled},
+	})
+	t.Cleanup(func() { _ = c.Close() })
+	return c
+}
+
+// uniquePrefix returns a key prefix no other test uses.
+func uniquePrefix(t testing.TB) string {
+	return testenv.UniqueName(t, "og") + ":"
+}
+
+// newStore returns a Store on the shared Redis under a unique prefix.
+func newStore(t testing.TB) (*redisgate.Store, *redis.Client) {
+	t.Helper()
+	c := newClient(t, testenv.Redis(t))
+	s, err := redisgate.New(c, &redisgate.Options{Prefix: uniquePrefix(t)})
+	if err != nil {
+		t.Fatalf("New: %v", err)
+	}
+	t.Cleanup(func() { deletePrefix(t, c, s.Prefix()) })
+	return s, c
+}
+
+// claimReq is a claim with a fresh token.
+func claimReq(key string, lease time.Duration) gate.ClaimRequest {
+	return gate.ClaimRequest{Key: key, Token: "tok-" + strconv.FormatInt(time.Now().UnixNano(), 36), Owner: "test", Lease: lease, TTL: time.Hour}
+}
+
+// mustClaim claims key and fails the test unless the answer is want.
+func mustClaim(t testing.TB, b gate.Backend, key string, lease time.Duration, want gate.ClaimStatus) gate.Record {
+	t.Helper()
+	res, err := b.Claim(context.Background(), claimReq(key, lease))
+	if err != nil {
+		t.Fatalf("Claim(%.40q): %v", key, err)
+	}
+	if res.Status != want {
+		t.Fatalf("Claim(%.40q) = %v (fence %d), want %v", key, res.Status, res.Record.Fence, want)
+	}
+	return res.Record
+}
+
+// scanKeys returns every key matching pattern on every master of c.
+func scanKeys(t testing.TB, c redis.UniversalClient, pattern string) []string {
+	t.Helper()
+	ctx := context.Background()
+	var keys []string
+	scan := func(ctx context.Context, node *redis.Client) error {
+		iter := node.Scan(ctx, 0, pattern, 1000).Iterator()
+		var mine []string
+		for iter.Next(ctx) {
+			mine = append(mine, iter.Val())
+		}
+		if err := iter.Err(); err != nil {
+			return err
+		}
+		clusterMu.Lock()
+		keys = append(keys, mine...)
+		clusterMu.Unlock()
+		return nil
+	}
+	var err error
+	switch c := c.(type) {
+	case *redis.ClusterClient:
+		err = c.ForEachMaster(ctx, scan)
+	case *redis.Client:
+		err = scan(ctx, c)
+	default:
+		t.Fatalf("scanKeys: unsupported client %T", c)
+	}
+	if err != nil {
+		t.Fatalf("scan %q: %v", pattern, err)
+	}
+	return keys
+}
+
+// globEscape escapes SCAN MATCH metacharacters.
+func globEscape(s string) string {
+	var b strings.Builder
+	for _, r := range s {
+		if strings.ContainsRune(`*?[]\`, r) {
+			b.WriteByte('\\')
+		}
+		b.WriteRune(r)
+	}
+	return b.String()
+}
+
+// deletePrefix deletes every key under prefix, unknown records included (they
+// never expire on their own).
+func deletePrefix(t testing.TB, c redis.UniversalClient, prefix string) {
+	t.Helper()
+	for _, k := range scanKeys(t, c, globEscape(prefix)+"*") {
+		if err := c.Del(context.Background(), k).Err(); err != nil {
+			t.Errorf("cleanup: DEL %.60q: %v", k, err)
+		}
+	}
+}
+
+// checkTTLs fails the test for every key under prefix that lacks a TTL but is not
+// an unknown record, and for every unknown record that has one.
+func checkTTLs(t testing.TB, c redis.UniversalClient, prefix string) int {
+	t.Helper()
+	ctx := context.Background()
+	keys := scanKeys(t, c, globEscape(prefix)+"*")
+	for _, k := range keys {
+		state, err := c.HGet(ctx, k, "state").Result()
+		if err == redis.Nil {
+			continue // expired meanwhile
+		}
+		if err != nil {
+			t.Fatalf("HGET %.60q state: %v", k, err)
+		}
+		pttl, err := c.PTTL(ctx, k).Result()
+		if err != nil {
+			t.Fatalf("PTTL %.60q: %v", k, err)
+		}
+		switch {
+		case pttl == -2: // expired between the two reads
+		case state == string(gate.StateUnknown) && pttl != -1:
+			t.Errorf("unknown record %.60q has a TTL (%v); it must survive until resolved", k, pttl)
+		case state != string(gate.StateUnknown) && pttl < 0:
+			t.Errorf("%s record %.60q has no TTL (PTTL %v)", state, k, pttl)
+		}
+	}
+	return len(keys)
+}

@@ -1,0 +1,89 @@
+// Package worker is the reference worker of DESIGN.md ("The reference worker"):
+// a Pub/Sub push handler that forwards each message's data to a supplier, guarded
+// by the gateway. examples/cloudrun runs it as a process; the demo and the
+// end-to-end tests run that same process.
+//
+// Per message it POSTs the data to SupplierURL with the headers Idempotency-Key
+// (the gateway key) and X-Fencing-Token (the claim's fence). A non-2xx answer is
+// a body error, so the message is nacked and redelivered by the retry policy.
+package worker
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"strconv"
+
+	"github.com/oncegate/oncegate/runtime/gate"
+	"github.com/oncegate/oncegate/runtime/push"
+)
+
+// Headers the worker sends to the supplier.
+const (
+	HeaderIdempotencyKey = "Idempotency-Key"
+	HeaderFencingToken   = "X-Fencing-Token"
+)
+
+// Config configures the worker's body.
+type Config struct {
+	// SupplierURL receives one POST per message; required.
+	SupplierURL string
+	// KeyAttribute, when set, takes the idempotency key from this message
+	// attribute (a business key, so a republished order under a new message id is
+	// still one order); a message without it fails closed. Empty: the message id.
+	KeyAttribute string
+	// Mode is the push verb (lock by default).
+	Mode push.Mode
+	// Client posts to the supplier. Default http.DefaultClient (the gateway's
+	// work deadline bounds each call through the context).
+	Client *http.Client
+}
+
+// ErrSupplier is the body error for a supplier's non-2xx answer.
+var ErrSupplier = errors.New("worker: supplier refused the order")
+
+// Handler returns the push handler the worker serves on "/".
+func Handler(g *gate.Gate, cfg Config, opts *push.Options) (http.Handler, error) {
+	if cfg.SupplierURL == "" {
+		return nil, errors.New("SUPPLIER_URL: required (the URL that receives one POST per message)")
+	}
+	client := cfg.Client
+	if client == nil {
+		client = http.DefaultClient
+	}
+	o := push.Options{}
+	if opts != nil {
+		o = *opts
+	}
+	o.Mode = cfg.Mode
+	if attr := cfg.KeyAttribute; attr != "" {
+		o.KeyFunc = func(m *push.Message) (string, error) {
+			if k := m.Attributes[attr]; k != "" {
+				return k, nil
+			}
+			return "", fmt.Errorf("message %s has no %q attribute", m.MessageID, attr)
+		}
+	}
+	return push.NewHandler(g, func(ctx context.Context, m *push.Message, c gate.Claim) error {
+		req, err := http.NewRequestWithContext(ctx, http.MethodPost, cfg.SupplierURL, bytes.NewReader(m.Data))
+		if err != nil {
+			return err
+		}
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set(HeaderIdempotencyKey, c.Key)
+		req.Header.Set(HeaderFencingToken, strconv.FormatInt(c.Fence, 10))
+		resp, err := client.Do(req)
+		if err != nil {
+			return fmt.Errorf("post to supplier: %w", err)
+		}
+		defer resp.Body.Close()
+		_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 1<<16))
+		if resp.StatusCode < 200 || resp.StatusCode > 299 {
+			return fmt.Errorf("%w: status %d", ErrSupplier, resp.StatusCode)
+		}
+		return nil
+	}, &o)
+}

@@ -51,10 +51,10 @@ var (
 
 // New returns a Store over client, which may be a *redis.Client (standalone or a
 // Sentinel failover client), a *redis.ClusterClient or a *redis.Ring. It does not
-// contact the server. It returns an error when client is nil or Options.Prefix is
-// invalid; the message names the field and the fix.
+// contact the server. It returns an error when client is nil (or a nil pointer)
+// or Options.Prefix is invalid; the message names the field and the fix.
 func New(client redis.UniversalClient, opts *Options) (*Store, error) {
-	if client == nil {
+	if isNil(client) {
 		return nil, errors.New("redisgate.New: client is nil; pass a configured redis.UniversalClient")
 	}
 	var o Options
@@ -68,6 +68,21 @@ func New(client redis.UniversalClient, opts *Options) (*Store, error) {
 		return nil, err
 	}
 	return &Store{c: client, prefix: o.Prefix}, nil
+}
+
+// isNil reports whether c is nil or a nil pointer to one of go-redis's clients.
+func isNil(c redis.UniversalClient) bool {
+	switch c := c.(type) {
+	case nil:
+		return true
+	case *redis.Client:
+		return c == nil
+	case *redis.ClusterClient:
+		return c == nil
+	case *redis.Ring:
+		return c == nil
+	}
+	return false
 }
 
 // validPrefix reports why p cannot be a key prefix, or nil.

@@ -191,6 +191,7 @@ func (st *store) apply(d *database, writes []write) (*pb.CommitResponse, error) 
 		}
 		e := proto.Clone(w.entity).(*pb.Entity)
 		e.Key = w.key
+		truncateTimes(e)
 		created := now
 		if old != nil {
 			created = old.created

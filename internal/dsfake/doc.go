@@ -25,7 +25,8 @@
 //   - Limits the real service enforces that tests should trip over: key names and
 //     indexed string or blob values of at most 1,500 bytes, reserved names of the
 //     form __*__, and entities of at most 1 MiB (source: "Limits", Firestore in
-//     Datastore mode documentation).
+//     Datastore mode documentation). Timestamps are stored to the microsecond,
+//     as the service stores them.
 //
 // What it does not: GQL, aggregation and projection queries other than keys-only,
 // property transforms and masks, read_time reads, composite-index checks (a query

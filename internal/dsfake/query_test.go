@@ -158,3 +158,21 @@ func TestQueryPaging(t *testing.T) {
 		t.Errorf("%d RunQuery calls, want 3 batches", calls)
 	}
 }
+
+func TestTimestampsStoredToTheMicrosecond(t *testing.T) {
+	srv := dsfake.Start(t)
+	c := srv.Client(t, "")
+	ctx := context.Background()
+	k := datastore.NameKey("K", "a", nil)
+	at := t0.Add(1234567 * time.Nanosecond)
+	if _, err := c.Put(ctx, k, &rec{At: at}); err != nil {
+		t.Fatal(err)
+	}
+	var got rec
+	if err := c.Get(ctx, k, &got); err != nil {
+		t.Fatal(err)
+	}
+	if want := at.Truncate(time.Microsecond); !got.At.Equal(want) {
+		t.Errorf("At = %v, want %v", got.At, want)
+	}
+}

@@ -186,3 +186,26 @@ func checkValue(name string, v *pb.Value, inArray bool) error {
 	}
 	return nil
 }
+
+// truncateTimes rounds every timestamp in e down to the microsecond, the
+// precision the service stores (source: google.datastore.v1.Value,
+// timestamp_value: "When stored in the Datastore, precise only to
+// microseconds").
+func truncateTimes(e *pb.Entity) {
+	for _, v := range e.GetProperties() {
+		truncateValue(v)
+	}
+}
+
+func truncateValue(v *pb.Value) {
+	switch x := v.GetValueType().(type) {
+	case *pb.Value_TimestampValue:
+		x.TimestampValue.Nanos -= x.TimestampValue.Nanos % 1000
+	case *pb.Value_ArrayValue:
+		for _, el := range x.ArrayValue.GetValues() {
+			truncateValue(el)
+		}
+	case *pb.Value_EntityValue:
+		truncateTimes(x.EntityValue)
+	}
+}

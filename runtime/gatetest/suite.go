@@ -28,6 +28,7 @@ func RunConformanceTests(t *testing.T, newHarness HarnessMaker) {
 		{"Race", raceTests},
 		{"Capabilities", capabilityTests},
 		{"Gate", gateTests},
+		{"DistributedLock", dlockTests},
 	}
 	for _, g := range groups {
 		t.Run(g.name, func(t *testing.T) {

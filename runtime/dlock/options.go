@@ -1,0 +1,124 @@
+package dlock
+
+import (
+	"fmt"
+	"log/slog"
+	"os"
+	"strconv"
+	"time"
+)
+
+// Defaults for Options' zero fields.
+const (
+	// DefaultNamespace prefixes lock keys ("lock:<key>") when Options.Namespace is
+	// empty, so lock records never mix with a Gate's ledger records.
+	DefaultNamespace = "lock"
+	// DefaultLease is how long an acquired lock excludes others when Options.Lease
+	// is zero. It is short because Scope renews it: a crashed holder frees its key
+	// within a minute (DESIGN.md, "Recommended plans").
+	DefaultLease = time.Minute
+	// DefaultTTL is how long a lock record outlives its lease when Options.TTL is
+	// zero. While the record exists every new token is above every old one; once
+	// the store deletes it, tokens restart at 1 (see the package doc's recovery
+	// procedure).
+	DefaultTTL = 7 * 24 * time.Hour
+	// DefaultRetryInterval is AcquireWait's pause between attempts when
+	// Options.RetryInterval is zero.
+	DefaultRetryInterval = 250 * time.Millisecond
+	// DefaultStoreTimeout bounds the release a scope makes after its function
+	// returned, when Options.StoreTimeout is zero.
+	DefaultStoreTimeout = 10 * time.Second
+)
+
+// Options configure a Client. The zero value (or nil) means every default.
+type Options struct {
+	// Namespace prefixes every lock key as "<Namespace>:<key>". Default
+	// DefaultNamespace. A Gate sharing the backend must use another namespace.
+	Namespace string
+	// Lease is how long an acquired or renewed lock excludes others
+	// (time.Duration). Default DefaultLease.
+	Lease time.Duration
+	// TTL is how long a lock record is kept past its lease (expires_at =
+	// lease_expiry + TTL). Default DefaultTTL. It must exceed the longest a
+	// paused holder can live, so a reclaim raises the fence instead of a fresh
+	// record restarting it at 1 (DESIGN.md, invariant 2).
+	TTL time.Duration
+	// RenewInterval is how often Scope and Do renew the lease while their
+	// function runs (time.Duration). Default Lease/3. It must be at most Lease/2,
+	// so one failed renewal still leaves time for another before the lease lapses.
+	RenewInterval time.Duration
+	// RetryInterval is AcquireWait's pause between attempts (time.Duration).
+	// Default DefaultRetryInterval.
+	RetryInterval time.Duration
+	// StoreTimeout bounds the release Scope and Do make after their function
+	// returned, which runs even when the caller's context is cancelled. Default
+	// DefaultStoreTimeout.
+	StoreTimeout time.Duration
+	// Owner names the holder when a call passes an empty owner. Default
+	// "<hostname>/<pid>".
+	Owner string
+	// Require lists the optional backend capabilities New insists on (fail closed
+	// at wiring). Zero requires none: a call that needs a missing capability then
+	// returns a *CapabilityError. Use RequireFencing for a lock whose tokens must
+	// stay renewable, checkable and restorable after store data loss.
+	Require Capability
+	// Now is the clock that judges leases (IsLocked, Owner, TTL, Inspect, Release
+	// and Renew by owner) when the backend is not a Clock. Default time.Now: the
+	// client's clock, so skew between this machine and the store shifts those
+	// answers by the skew. Tests pass the fake clock they give the store.
+	Now func() time.Time
+	// Logger receives renewal warnings. Default slog.Default().
+	Logger *slog.Logger
+}
+
+// withDefaults validates o and returns a copy with defaults applied. The error
+// names the field, what it must be, and how to fix it.
+func (o *Options) withDefaults() (Options, error) {
+	var v Options
+	if o != nil {
+		v = *o
+	}
+	for _, d := range []struct {
+		name string
+		val  time.Duration
+	}{{"Lease", v.Lease}, {"TTL", v.TTL}, {"RenewInterval", v.RenewInterval}, {"RetryInterval", v.RetryInterval}, {"StoreTimeout", v.StoreTimeout}} {
+		if d.val < 0 {
+			return v, fmt.Errorf("dlock.Options.%s: must be zero (default) or positive, got %s", d.name, d.val)
+		}
+	}
+	if v.Namespace == "" {
+		v.Namespace = DefaultNamespace
+	}
+	if v.Lease == 0 {
+		v.Lease = DefaultLease
+	}
+	if v.TTL == 0 {
+		v.TTL = DefaultTTL
+	}
+	if v.RenewInterval == 0 {
+		v.RenewInterval = v.Lease / 3
+	}
+	if v.RenewInterval > v.Lease/2 || v.RenewInterval <= 0 {
+		return v, fmt.Errorf("dlock.Options.RenewInterval: %s must be positive and at most half of Lease %s; leave it zero for Lease/3", v.RenewInterval, v.Lease)
+	}
+	if v.RetryInterval == 0 {
+		v.RetryInterval = DefaultRetryInterval
+	}
+	if v.StoreTimeout == 0 {
+		v.StoreTimeout = DefaultStoreTimeout
+	}
+	if v.Require&^RequireFencing != 0 {
+		return v, fmt.Errorf("dlock.Options.Require: unknown capability bits %#x; combine CanRenew, CanAdvanceFence and CanInspect", uint(v.Require&^RequireFencing))
+	}
+	if v.Owner == "" {
+		host, _ := os.Hostname()
+		v.Owner = host + "/" + strconv.Itoa(os.Getpid())
+	}
+	if v.Now == nil {
+		v.Now = time.Now
+	}
+	if v.Logger == nil {
+		v.Logger = slog.Default()
+	}
+	return v, nil
+}

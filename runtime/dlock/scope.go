@@ -1,0 +1,136 @@
+package dlock
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/oncegate/oncegate/runtime/gate"
+)
+
+// ScopeFunc is the work a scope guards. ctx is cancelled with a cause matching
+// gate.ErrLeaseLost the moment the lock is lost (read it with context.Cause);
+// token is the lock's fencing token, to pass with every guarded write.
+type ScopeFunc func(ctx context.Context, token int64) error
+
+// Do acquires key once for Options.Owner, runs fn while renewing the lease every
+// RenewInterval, and releases the lock when fn returns (or panics). It returns
+// fn's error, or:
+//   - an error matching ErrLocked in a *gate.RecordError (fn did not run), or
+//     Acquire's other errors;
+//   - an error matching gate.ErrLeaseLost when a renewal was refused, or none
+//     succeeded in time to keep the lease, while fn ran (fn's own error is kept
+//     in the chain);
+//   - an error matching gate.ErrFencedOut when the final release was refused
+//     because another holder took the key while fn ran.
+//
+// It needs gate.Renewer (else a *CapabilityError, checked before acquiring).
+func (c *Client) Do(ctx context.Context, key string, fn ScopeFunc) error {
+	if err := c.need("Do", CanRenew); err != nil {
+		return err
+	}
+	l, err := c.Acquire(ctx, key, "")
+	if err != nil {
+		return err
+	}
+	return l.Scope(ctx, fn)
+}
+
+// Scope runs fn while renewing l every RenewInterval, then releases l, as Do
+// does; it returns Do's errors after acquisition. fn's context is derived from
+// ctx. A renewal that fails without an answer is retried at the next interval;
+// when the next one would come after the lease (as last confirmed, measured on
+// this machine's monotonic clock from when that renewal was sent) may have
+// lapsed, fn's context is cancelled with gate.ErrLeaseLost instead. A release
+// that fails without an answer is logged, and the lease lapses on its own. It
+// needs gate.Renewer (else a *CapabilityError, and l is left held).
+func (l *Lock) Scope(ctx context.Context, fn ScopeFunc) error {
+	if err := l.c.need("Lock.Scope", CanRenew); err != nil {
+		return err
+	}
+	fctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	stop := l.keepAlive(fctx, cancel, l.c.b.(gate.Renewer))
+	panicked := true
+	defer func() {
+		if panicked {
+			stop()
+			_, _ = l.releaseAfter(ctx)
+		}
+	}()
+	fnErr := fn(fctx, l.token)
+	panicked = false
+	stop()
+	cause := context.Cause(fctx)
+	released, relErr := l.releaseAfter(ctx)
+	switch {
+	case errors.Is(cause, gate.ErrLeaseLost):
+		if fnErr == nil || errors.Is(fnErr, gate.ErrLeaseLost) {
+			return cause
+		}
+		return fmt.Errorf("%w (fn returned: %w)", cause, fnErr)
+	case relErr == nil && !released:
+		err := fmt.Errorf("%w: release of %q (token %d) refused: another holder took the key while fn ran", gate.ErrFencedOut, l.storeKey, l.token)
+		if fnErr != nil {
+			return fmt.Errorf("%w (fn returned: %w)", err, fnErr)
+		}
+		return err
+	}
+	return fnErr
+}
+
+// releaseAfter releases l under StoreTimeout, even when ctx is cancelled.
+func (l *Lock) releaseAfter(ctx context.Context) (bool, error) {
+	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), l.c.opts.StoreTimeout)
+	defer cancel()
+	ok, err := l.Release(sctx)
+	if err != nil {
+		l.c.opts.Logger.Warn("oncegate: lock release after scope failed; the lease will lapse", "key", l.storeKey, "token", l.token, "err", err)
+	}
+	return ok, err
+}
+
+// keepAlive renews l every RenewInterval until stop is called or ctx is done. It
+// cancels ctx with a cause matching gate.ErrLeaseLost when a renewal is refused,
+// or when the lease as last confirmed may lapse before the next attempt.
+func (l *Lock) keepAlive(ctx context.Context, cancel context.CancelCauseFunc, r gate.Renewer) (stop func()) {
+	iv, lease := l.c.opts.RenewInterval, l.c.opts.Lease
+	done := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		t := time.NewTicker(iv)
+		defer t.Stop()
+		confirmed := l.confirmed
+		for {
+			select {
+			case <-done:
+				return
+			case <-ctx.Done():
+				return
+			case <-t.C:
+			}
+			sent := time.Now()
+			rctx, rcancel := context.WithTimeout(ctx, iv)
+			ok, err := r.Renew(rctx, l.storeKey, l.token, lease, l.c.opts.TTL)
+			rcancel()
+			switch {
+			case err == nil && ok:
+				confirmed = sent
+			case err == nil:
+				cancel(l.lost("renewal refused"))
+				return
+			case ctx.Err() != nil:
+				return
+			case time.Since(confirmed)+iv >= lease:
+				cancel(l.lost(fmt.Sprintf("no renewal succeeded since %s ago, and the lease may lapse before the next attempt (last error: %v)",
+					time.Since(confirmed).Round(time.Millisecond), err)))
+				return
+			default:
+				l.c.opts.Logger.Warn("oncegate: lock renewal failed; retrying", "key", l.storeKey, "token", l.token, "err", err)
+			}
+		}
+	})
+	return func() { close(done); wg.Wait() }
+}

@@ -136,30 +136,37 @@ func deletePrefix(t testing.TB, c redis.UniversalClient, prefix string) {
 	}
 }
 
-// checkTTLs fails the test for every key under prefix that lacks a TTL but is not
-// an unknown record, and for every unknown record that has one.
+// checkTTLs fails the test for every key under prefix whose expiry (PEXPIRETIME)
+// is not exactly its expires_at field, and for every unknown record that has an
+// expiry or an expires_at. It returns how many keys it checked. Nothing may write
+// under prefix meanwhile.
 func checkTTLs(t testing.TB, c redis.UniversalClient, prefix string) int {
 	t.Helper()
 	ctx := context.Background()
 	keys := scanKeys(t, c, globEscape(prefix)+"*")
 	for _, k := range keys {
-		state, err := c.HGet(ctx, k, "state").Result()
-		if err == redis.Nil {
-			continue // expired meanwhile
-		}
+		h, err := c.HMGet(ctx, k, "state", "expires_at").Result()
 		if err != nil {
-			t.Fatalf("HGET %.60q state: %v", k, err)
+			t.Fatalf("HMGET %.60q: %v", k, err)
 		}
-		pttl, err := c.PTTL(ctx, k).Result()
+		at, err := c.Do(ctx, "PEXPIRETIME", k).Int64()
 		if err != nil {
-			t.Fatalf("PTTL %.60q: %v", k, err)
+			t.Fatalf("PEXPIRETIME %.60q: %v", k, err)
 		}
+		state, _ := h[0].(string)
+		expires, _ := h[1].(string)
 		switch {
-		case pttl == -2: // expired between the two reads
-		case state == string(gate.StateUnknown) && pttl != -1:
-			t.Errorf("unknown record %.60q has a TTL (%v); it must survive until resolved", k, pttl)
-		case state != string(gate.StateUnknown) && pttl < 0:
-			t.Errorf("%s record %.60q has no TTL (PTTL %v)", state, k, pttl)
+		case at == -2: // expired between the two reads
+		case state == "":
+			t.Errorf("key %.60q under the prefix is not a record", k)
+		case state == string(gate.StateUnknown):
+			if at != -1 || expires != "" {
+				t.Errorf("unknown record %.60q has expiry %d and expires_at %q; it must survive until resolved", k, at, expires)
+			}
+		case at == -1:
+			t.Errorf("%s record %.60q has no TTL", state, k)
+		case strconv.FormatInt(at, 10) != expires:
+			t.Errorf("%s record %.60q expires at %d, but its expires_at is %q", state, k, at, expires)
 		}
 	}
 	return len(keys)

@@ -171,3 +171,5 @@ func checkTTLs(t testing.TB, c redis.UniversalClient, prefix string) int {
 	}
 	return len(keys)
 }
+
+func itoa(n int) string { return strconv.Itoa(n) }

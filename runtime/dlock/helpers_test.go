@@ -1,0 +1,118 @@
+package dlock_test
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/oncegate/oncegate/runtime/dlock"
+	"github.com/oncegate/oncegate/runtime/gate"
+	"github.com/oncegate/oncegate/runtime/memgate"
+)
+
+// fakeClock is a clock tests move by hand.
+type fakeClock struct {
+	mu  sync.Mutex
+	now time.Time
+}
+
+func newClock() *fakeClock { return &fakeClock{now: time.Date(2026, 11, 30, 10, 0, 0, 0, time.UTC)} }
+
+func (c *fakeClock) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.now
+}
+
+func (c *fakeClock) Advance(d time.Duration) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.now = c.now.Add(d)
+}
+
+// newStore returns a memgate store on a fake clock.
+func newStore() (*memgate.Store, *fakeClock) {
+	clk := newClock()
+	return memgate.New(&memgate.Options{Now: clk.Now}), clk
+}
+
+// newClient returns a Client over b judged on clk, with opts' non-zero fields.
+func newClient(t *testing.T, b gate.Backend, clk *fakeClock, opts dlock.Options) *dlock.Client {
+	t.Helper()
+	if opts.Now == nil {
+		opts.Now = clk.Now
+	}
+	if opts.Owner == "" {
+		opts.Owner = "me"
+	}
+	c, err := dlock.New(b, &opts)
+	if err != nil {
+		t.Fatalf("dlock.New: %v", err)
+	}
+	return c
+}
+
+// bare is a backend with none of the optional capabilities.
+type bare struct{ gate.Backend }
+
+// flakyRenewer fails the first fails renewals (all of them when fails < 0) with
+// errStore, then delegates.
+type flakyRenewer struct {
+	gate.Backend
+	fails    int64
+	calls    atomic.Int64
+	renewals atomic.Int64
+}
+
+var errStore = errors.New("store unreachable")
+
+func (f *flakyRenewer) Renew(ctx context.Context, key string, fence int64, lease, ttl time.Duration) (bool, error) {
+	n := f.calls.Add(1)
+	if f.fails < 0 || n <= f.fails {
+		return false, errStore
+	}
+	ok, err := f.Backend.(gate.Renewer).Renew(ctx, key, fence, lease, ttl)
+	if ok {
+		f.renewals.Add(1)
+	}
+	return ok, err
+}
+
+// lostAnswer applies the first claim, then reports an error as if its answer was
+// lost on the way back.
+type lostAnswer struct {
+	gate.Backend
+	once atomic.Bool
+}
+
+func (l *lostAnswer) Claim(ctx context.Context, req gate.ClaimRequest) (gate.ClaimResult, error) {
+	res, err := l.Backend.Claim(ctx, req)
+	if err == nil && l.once.CompareAndSwap(false, true) {
+		return gate.ClaimResult{}, errStore
+	}
+	return res, err
+}
+
+// storeClock is a backend that is a dlock.Clock reading clk.
+type storeClock struct {
+	*memgate.Store
+	clk *fakeClock
+	err error
+}
+
+func (s *storeClock) Now(context.Context) (time.Time, error) { return s.clk.Now(), s.err }
+
+// waitFor polls cond until it holds or 10s pass.
+func waitFor(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("%s: not within 10s", what)
+		}
+		time.Sleep(time.Millisecond) // polls state that other goroutines change
+	}
+}

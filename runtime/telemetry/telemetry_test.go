@@ -1,0 +1,52 @@
+package telemetry_test
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
+	"go.opentelemetry.io/otel/sdk/metric/metricdata"
+
+	"github.com/oncegate/oncegate/runtime/telemetry"
+)
+
+// TestNoSDK checks the instruments work with the global no-op providers.
+func TestNoSDK(t *testing.T) {
+	in, err := telemetry.New(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, span := in.Tracer.Start(context.Background(), "x")
+	in.Delivery(ctx, telemetry.Labels{Outcome: "ran"})
+	in.Claim(ctx, time.Millisecond, telemetry.Labels{})
+	in.Body(ctx, time.Millisecond, telemetry.Labels{})
+	span.End()
+}
+
+func TestDurationsInSeconds(t *testing.T) {
+	reader := sdkmetric.NewManualReader()
+	in, err := telemetry.New(&telemetry.Options{MeterProvider: sdkmetric.NewMeterProvider(sdkmetric.WithReader(reader))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	l := telemetry.Labels{Adapter: "push", Mode: "lock", Outcome: "ran", Ack: true}
+	in.Claim(context.Background(), 250*time.Millisecond, l)
+	in.Body(context.Background(), 2*time.Second, l)
+	var rm metricdata.ResourceMetrics
+	if err := reader.Collect(context.Background(), &rm); err != nil {
+		t.Fatal(err)
+	}
+	sums := map[string]float64{}
+	for _, m := range rm.ScopeMetrics[0].Metrics {
+		for _, p := range m.Data.(metricdata.Histogram[float64]).DataPoints {
+			sums[m.Name] += p.Sum
+			if ack, _ := p.Attributes.Value(telemetry.AttrAck); !ack.AsBool() {
+				t.Errorf("%s: ack attribute missing", m.Name)
+			}
+		}
+	}
+	if sums[telemetry.MetricClaimDuration] != 0.25 || sums[telemetry.MetricBodyDuration] != 2 {
+		t.Errorf("sums %v", sums)
+	}
+}

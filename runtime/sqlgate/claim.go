@@ -1,0 +1,64 @@
+package sqlgate
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+
+	"github.com/oncegate/oncegate/runtime/gate"
+)
+
+// Claim implements gate.Backend with memgate's rules, judged on the database
+// server's clock. On PostgreSQL and SQLite it is one upsert; when the upsert is
+// refused, one SELECT tells the caller why (held by another, done, failed,
+// unknown, its own claim re-affirmed by token, key reuse or fence exhaustion). On
+// MySQL/MariaDB it is a short transaction (see claimMySQL). A fingerprint
+// mismatch on a live record returns an error matching gate.ErrKeyReuse; a reclaim
+// past gate.MaxFence one matching gate.ErrFenceExhausted. Other errors are the
+// database's, wrapped; context errors are returned as they are.
+func (s *Store) Claim(ctx context.Context, req gate.ClaimRequest) (gate.ClaimResult, error) {
+	a := newClaimArgs(req)
+	if s.dialect == MySQL {
+		return s.claimMySQL(ctx, a)
+	}
+	for range maxAttempts {
+		r := new(row)
+		err := s.db.QueryRowContext(ctx, s.q.claim.text, s.q.claim.args(
+			a.key, nullBytes(a.rawKey), a.leaseMs, a.ttlMs, a.token, a.owner, nullBytes(a.fp))...).Scan(r.dest()...)
+		if err == nil {
+			return a.won(r), nil
+		}
+		if !errors.Is(err, sql.ErrNoRows) {
+			return gate.ClaimResult{}, s.wrapErr(ctx, err, "claim %s", keyq(req.Key))
+		}
+		// Refused: read the record to tell why. If it changed in between (purged,
+		// or its lease lapsed meanwhile) and is claimable now, upsert again.
+		r, now, found, err := s.readRow(ctx, a.key)
+		if err != nil {
+			return gate.ClaimResult{}, s.wrapErr(ctx, err, "claim %s: read", keyq(req.Key))
+		}
+		if !found {
+			continue
+		}
+		res, next, err := decide(r, now, a)
+		if err != nil || next == nil {
+			return res, err
+		}
+	}
+	return gate.ClaimResult{}, fmt.Errorf("sqlgate: claim %s: record changed under %d attempts", keyq(req.Key), maxAttempts)
+}
+
+// readRow reads the stored row for key (stored form) and the server clock.
+func (s *Store) readRow(ctx context.Context, key string) (*row, int64, bool, error) {
+	r := new(row)
+	var now int64
+	err := s.db.QueryRowContext(ctx, s.q.read.text, s.q.read.args(key)...).Scan(r.dest(&now)...)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, 0, false, nil
+	}
+	if err != nil {
+		return nil, 0, false, err
+	}
+	return r, now, true, nil
+}

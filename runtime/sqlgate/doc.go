@@ -1,0 +1,35 @@
+// Package sqlgate is a gate.Backend over database/sql for PostgreSQL (through
+// pgx's stdlib driver), MySQL and MariaDB (through go-sql-driver/mysql) and SQLite
+// (through modernc.org/sqlite, pure Go, no cgo: the embedded default for a single
+// host and for the local demo).
+//
+// A Store keeps one row per key in one table (default "oncegate_records"; see DDL
+// for the columns). It implements gate.Backend and every optional capability of
+// the gate package, with the semantics of memgate, the reference backend:
+//
+//   - Time comes from the database server, read at statement time (PostgreSQL
+//     clock_timestamp(), not the transaction-start now(); MySQL/MariaDB
+//     UTC_TIMESTAMP(6); SQLite julianday('now')), and is stored as UTC epoch
+//     milliseconds in integer columns. Nothing depends on a session's time zone,
+//     and durations are rounded up to whole milliseconds.
+//   - A claim is one statement on PostgreSQL and SQLite (INSERT … ON CONFLICT DO
+//     UPDATE … WHERE <claimable> RETURNING), followed by one SELECT only when the
+//     upsert was refused, to tell the caller why. On MySQL/MariaDB, which have no
+//     conditional upsert with RETURNING, it is a short transaction: SELECT … FOR
+//     UPDATE, the server clock read after the row lock is held, then INSERT or
+//     UPDATE. A lost race never surfaces as a duplicate-key or deadlock error: a
+//     deadlocked or duplicate attempt is rolled back and tried again inside the
+//     call, and the loser answers HeldByOther or AlreadyDone.
+//   - Keys are stored in the form gate.StoreKey(key, 512) gives, so a key of any
+//     length or content (10 KB, NUL bytes, invalid UTF-8) fits the indexed key
+//     column; the caller's key is kept in raw_key when it was hashed, so
+//     ListUnresolved reports it.
+//   - Purge deletes expired records in batches (SQL has no TTL policy); it never
+//     deletes a live claim or an unknown record.
+//
+// Construct a Store with New over a *sql.DB the caller configured, or with Open
+// from a DSN whose scheme picks the driver (postgres://, postgresql://, mysql://,
+// sqlite:), as DESIGN.md's configuration contract ONCEGATE_SQL_DSN says. Create the
+// table with CreateSchema, or run the statements DDL returns in your own
+// migrations.
+package sqlgate

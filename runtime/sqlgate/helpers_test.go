@@ -1,0 +1,112 @@
+package sqlgate_test
+
+import (
+	"context"
+	"database/sql"
+	"path/filepath"
+	"testing"
+
+	"github.com/go-sql-driver/mysql"
+	_ "github.com/jackc/pgx/v5/stdlib"
+	_ "modernc.org/sqlite"
+
+	"github.com/oncegate/oncegate/internal/testenv"
+	"github.com/oncegate/oncegate/runtime/sqlgate"
+)
+
+func TestMain(m *testing.M) { testenv.Main(m) }
+
+// dialects lists the databases every cross-dialect test runs against.
+var dialects = []sqlgate.Dialect{sqlgate.Postgres, sqlgate.MySQL, sqlgate.SQLite}
+
+// openDB opens a pool for d on the test's server (a file in a temp dir for
+// SQLite), closed when the test ends. params are extra session settings: for
+// PostgreSQL runtime parameters, for MySQL system variables.
+func openDB(t testing.TB, d sqlgate.Dialect, params map[string]string) *sql.DB {
+	t.Helper()
+	var db *sql.DB
+	var err error
+	switch d {
+	case sqlgate.Postgres:
+		dsn := testenv.Postgres(t)
+		for k, v := range params {
+			dsn = addQuery(dsn, k, v)
+		}
+		db, err = sql.Open("pgx", dsn)
+	case sqlgate.MySQL:
+		cfg, perr := mysql.ParseDSN(testenv.MySQL(t))
+		if perr != nil {
+			t.Fatalf("parse MySQL DSN: %v", perr)
+		}
+		cfg.InterpolateParams = true
+		if len(params) > 0 {
+			if cfg.Params == nil {
+				cfg.Params = map[string]string{}
+			}
+			for k, v := range params {
+				cfg.Params[k] = v
+			}
+		}
+		c, cerr := mysql.NewConnector(cfg)
+		if cerr != nil {
+			t.Fatalf("MySQL connector: %v", cerr)
+		}
+		db = sql.OpenDB(c)
+	default:
+		db, err = sql.Open("sqlite", sqliteFile(t)+"?_busy_timeout=10000&_journal_mode=WAL")
+	}
+	if err != nil {
+		t.Fatalf("open %s: %v", d, err)
+	}
+	db.SetMaxOpenConns(40)
+	db.SetMaxIdleConns(40)
+	t.Cleanup(func() { _ = db.Close() })
+	return db
+}
+
+// sqliteFile is a database file in a temp dir of the test.
+func sqliteFile(t testing.TB) string { return filepath.Join(t.TempDir(), "gate.db") }
+
+func addQuery(dsn, k, v string) string {
+	sep := "?"
+	for i := 0; i < len(dsn); i++ {
+		if dsn[i] == '?' {
+			sep = "&"
+		}
+	}
+	return dsn + sep + k + "=" + v
+}
+
+// newStore makes a Store over db on a fresh table, dropped when the test ends.
+func newStore(t testing.TB, db *sql.DB, d sqlgate.Dialect) *sqlgate.Store {
+	t.Helper()
+	s, err := sqlgate.New(db, d, &sqlgate.Options{Table: testenv.UniqueName(t, "og")})
+	if err != nil {
+		t.Fatalf("sqlgate.New: %v", err)
+	}
+	if err := s.CreateSchema(context.Background()); err != nil {
+		t.Fatalf("CreateSchema: %v", err)
+	}
+	t.Cleanup(func() { dropTable(t, db, d, s.Table()) })
+	return s
+}
+
+func dropTable(t testing.TB, db *sql.DB, d sqlgate.Dialect, table string) {
+	q := `DROP TABLE IF EXISTS "` + table + `"`
+	if d == sqlgate.MySQL {
+		q = "DROP TABLE IF EXISTS `" + table + "`"
+	}
+	if _, err := db.ExecContext(context.Background(), q); err != nil {
+		t.Logf("drop %s: %v", table, err)
+	}
+}
+
+// forEachDialect runs f as a parallel subtest per dialect.
+func forEachDialect(t *testing.T, f func(t *testing.T, d sqlgate.Dialect)) {
+	for _, d := range dialects {
+		t.Run(d.String(), func(t *testing.T) {
+			t.Parallel()
+			f(t, d)
+		})
+	}
+}

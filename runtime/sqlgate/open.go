@@ -1,0 +1,182 @@
+package sqlgate
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"net"
+	"net/url"
+	"strings"
+
+	"github.com/go-sql-driver/mysql"
+	_ "github.com/jackc/pgx/v5/stdlib" // registers driver "pgx"
+	_ "modernc.org/sqlite"             // registers driver "sqlite"
+)
+
+// AcceptedSchemes names the DSN forms Open accepts, for error messages.
+const AcceptedSchemes = "postgres://…, postgresql://…, mysql://user:pass@host:port/db?params, sqlite:<file path>"
+
+// SQLite connection settings Open applies unless the DSN sets them: WAL journal
+// mode, so readers never block the writer and several processes can share one
+// file, and a busy timeout, so a writer waits for another's write lock instead of
+// failing with SQLITE_BUSY. Source: https://www.sqlite.org/wal.html and
+// https://www.sqlite.org/c3ref/busy_timeout.html.
+const (
+	sqliteBusyTimeoutMillis = "10000"
+	sqliteJournalMode       = "WAL"
+)
+
+// Open connects to the database a DSN names, the scheme picking the driver, and
+// returns a Store that owns the pool (Close closes it). It pings the database but
+// does not create the table (see CreateSchema). Accepted forms:
+//
+//   - postgres://… or postgresql://… — PostgreSQL through pgx, the DSN passed to
+//     pgx as given (pgx's URL parameters apply).
+//   - mysql://user:pass@host:port/db?params — MySQL or MariaDB through
+//     go-sql-driver/mysql; params are that driver's DSN parameters (tls,
+//     timeout, …). Port 3306 when absent. interpolateParams defaults to true, so a
+//     statement is one round trip.
+//   - sqlite:<path> — a SQLite file (sqlite:/var/lib/oncegate.db, sqlite:x.db, or
+//     the URL form sqlite:///var/lib/oncegate.db), created when missing, with WAL
+//     mode and a 10 s busy timeout set on every connection unless the DSN's
+//     parameters (modernc.org/sqlite's _journal_mode, _busy_timeout, _pragma, …)
+//     set them.
+//
+// Any other scheme is an error naming these. opts is as for New.
+func Open(ctx context.Context, dsn string, opts *Options) (*Store, error) {
+	db, d, err := openDB(dsn)
+	if err != nil {
+		return nil, fmt.Errorf("sqlgate.Open: %w", err)
+	}
+	s, err := New(db, d, opts)
+	if err != nil {
+		_ = db.Close()
+		return nil, err
+	}
+	s.ownsDB = true
+	if err := db.PingContext(ctx); err != nil {
+		_ = db.Close()
+		return nil, s.wrapErr(ctx, err, "open %s database", d)
+	}
+	return s, nil
+}
+
+// openDB parses dsn and opens (without connecting) the pool for its dialect.
+func openDB(dsn string) (*sql.DB, Dialect, error) {
+	scheme, rest, ok := strings.Cut(dsn, ":")
+	if !ok || scheme == "" {
+		return nil, 0, fmt.Errorf("DSN has no scheme; want one of %s", AcceptedSchemes)
+	}
+	switch strings.ToLower(scheme) {
+	case "postgres", "postgresql":
+		db, err := sql.Open("pgx", dsn)
+		return db, Postgres, err
+	case "mysql":
+		cfg, err := mysqlConfig(dsn)
+		if err != nil {
+			return nil, 0, err
+		}
+		c, err := mysql.NewConnector(cfg)
+		if err != nil {
+			return nil, 0, fmt.Errorf("mysql DSN: %w", err)
+		}
+		return sql.OpenDB(c), MySQL, nil
+	case "sqlite":
+		name, err := sqliteName(rest)
+		if err != nil {
+			return nil, 0, err
+		}
+		db, err := sql.Open("sqlite", name)
+		return db, SQLite, err
+	}
+	return nil, 0, fmt.Errorf("DSN scheme %q is not supported; want one of %s", scheme, AcceptedSchemes)
+}
+
+// mysqlConfig converts mysql://user:pass@host:port/db?params into
+// go-sql-driver/mysql's configuration.
+func mysqlConfig(dsn string) (*mysql.Config, error) {
+	u, err := url.Parse(dsn)
+	if err != nil {
+		return nil, fmt.Errorf("mysql DSN: %w", redactURLError(err))
+	}
+	if u.Host == "" {
+		return nil, errors.New("mysql DSN: no host; want mysql://user:pass@host:port/db?params")
+	}
+	db := strings.TrimPrefix(u.Path, "/")
+	if strings.Contains(db, "/") {
+		return nil, fmt.Errorf("mysql DSN: database name %q holds a '/'", db)
+	}
+	// Parsing "/db?params" validates the parameters with the driver's own rules.
+	q := u.Query()
+	if !q.Has("interpolateParams") {
+		q.Set("interpolateParams", "true")
+	}
+	cfg, err := mysql.ParseDSN("/" + url.PathEscape(db) + "?" + q.Encode())
+	if err != nil {
+		return nil, fmt.Errorf("mysql DSN parameters: %w", err)
+	}
+	cfg.DBName = db
+	cfg.Net = "tcp"
+	host, port := u.Hostname(), u.Port()
+	if port == "" {
+		port = "3306"
+	}
+	cfg.Addr = net.JoinHostPort(host, port)
+	if u.User != nil {
+		cfg.User = u.User.Username()
+		cfg.Passwd, _ = u.User.Password()
+	}
+	return cfg, nil
+}
+
+// redactURLError drops the DSN (which may hold a password) from a url error.
+func redactURLError(err error) error {
+	var ue *url.Error
+	if errors.As(err, &ue) {
+		return ue.Err
+	}
+	return err
+}
+
+// sqliteName turns the part of a sqlite: DSN after the colon into
+// modernc.org/sqlite's data source name: the file path with the driver's query
+// parameters, WAL mode and the busy timeout added unless already set.
+func sqliteName(rest string) (string, error) {
+	path, query, _ := strings.Cut(rest, "?")
+	if strings.HasPrefix(path, "//") {
+		path = path[2:] // sqlite:///abs/path or sqlite://rel/path
+	}
+	if path == "" {
+		return "", errors.New("sqlite DSN has no file path; want sqlite:/path/to/file.db")
+	}
+	if path == ":memory:" || strings.HasPrefix(path, "file:") {
+		return "", fmt.Errorf("sqlite DSN %q: want a plain file path (each pooled connection to an in-memory database is a separate database)", path)
+	}
+	q, err := url.ParseQuery(query)
+	if err != nil {
+		return "", fmt.Errorf("sqlite DSN parameters: %w", err)
+	}
+	if !hasPragma(q, "busy_timeout", "_busy_timeout", "_timeout") {
+		q.Set("_busy_timeout", sqliteBusyTimeoutMillis)
+	}
+	if !hasPragma(q, "journal_mode", "_journal_mode", "_journal") {
+		q.Set("_journal_mode", sqliteJournalMode)
+	}
+	return path + "?" + q.Encode(), nil
+}
+
+// hasPragma reports whether q sets the pragma, by a shorthand key or _pragma.
+func hasPragma(q url.Values, pragma string, keys ...string) bool {
+	for _, k := range keys {
+		if q.Has(k) {
+			return true
+		}
+	}
+	for _, v := range q["_pragma"] {
+		if strings.HasPrefix(strings.ToLower(strings.TrimSpace(v)), pragma) {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,103 @@
+package sqlgate
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+
+	"github.com/oncegate/oncegate/runtime/gate"
+)
+
+// Options configure a Store. The zero value (or nil) means defaults.
+type Options struct {
+	// Table is the table holding the records. Default DefaultTable
+	// ("oncegate_records"). It must be a plain identifier (ASCII letters, digits
+	// and underscores, not starting with a digit, at most 63 bytes); it is quoted
+	// in every statement, so on PostgreSQL its case is kept as given.
+	Table string
+}
+
+// Store is the SQL backend. It is safe for concurrent use; every method runs its
+// own statements (or, for a MySQL claim, its own short transaction) on the pool.
+type Store struct {
+	db      *sql.DB
+	dialect Dialect
+	table   string
+	ownsDB  bool
+	q       queries
+}
+
+var (
+	_ gate.Backend          = (*Store)(nil)
+	_ gate.Renewer          = (*Store)(nil)
+	_ gate.TerminalFailer   = (*Store)(nil)
+	_ gate.UnknownMarker    = (*Store)(nil)
+	_ gate.FenceAdvancer    = (*Store)(nil)
+	_ gate.Inspector        = (*Store)(nil)
+	_ gate.Purger           = (*Store)(nil)
+	_ gate.UnresolvedLister = (*Store)(nil)
+	_ gate.Resolver         = (*Store)(nil)
+)
+
+// New returns a Store over db, a pool the caller configured for dialect d. It
+// does not touch the database: create the table with CreateSchema or your own
+// migrations (see DDL). It returns an error naming the field when db is nil, d is
+// not a known Dialect, or opts.Table is not a plain identifier. Close does not
+// close db.
+func New(db *sql.DB, d Dialect, opts *Options) (*Store, error) {
+	if db == nil {
+		return nil, fmt.Errorf("sqlgate.New: db is nil")
+	}
+	if !d.valid() {
+		return nil, fmt.Errorf("sqlgate.New: dialect %d is not one of Postgres, MySQL, SQLite", int(d))
+	}
+	table := DefaultTable
+	if opts != nil && opts.Table != "" {
+		table = opts.Table
+	}
+	if err := checkIdent(table); err != nil {
+		return nil, fmt.Errorf("sqlgate.Options.Table: %w; use a plain identifier such as %q", err, DefaultTable)
+	}
+	return &Store{db: db, dialect: d, table: table, q: buildQueries(d, table)}, nil
+}
+
+// DB returns the Store's pool.
+func (s *Store) DB() *sql.DB { return s.db }
+
+// Dialect returns the Store's dialect.
+func (s *Store) Dialect() Dialect { return s.dialect }
+
+// Table returns the name of the Store's table (unquoted).
+func (s *Store) Table() string { return s.table }
+
+// Close closes the pool when Open made it, and does nothing for a Store made by
+// New (the caller owns that pool). It returns the pool's close error.
+func (s *Store) Close() error {
+	if !s.ownsDB {
+		return nil
+	}
+	return s.db.Close()
+}
+
+// maxAttempts bounds the retries of a lost race inside one call: a MySQL
+// deadlock or duplicate key, or a record that changed between a refused upsert
+// and the SELECT that explains it.
+const maxAttempts = 8
+
+// exec runs a single statement. On MySQL a deadlock victim is rolled back whole
+// by InnoDB, so the statement is run again (up to maxAttempts times): a lost lock
+// race is not a store failure.
+func (s *Store) exec(ctx context.Context, st stmt, args ...any) (sql.Result, error) {
+	for attempt := 1; ; attempt++ {
+		res, err := s.db.ExecContext(ctx, st.text, st.args(args...)...)
+		if err == nil || s.dialect != MySQL || !deadlockMySQL(err) || attempt >= maxAttempts {
+			return res, err
+		}
+	}
+}
+
+// one reports whether res changed exactly one row.
+func one(res sql.Result) (bool, error) {
+	n, err := res.RowsAffected()
+	return n == 1, err
+}

@@ -1,0 +1,118 @@
+package testenv
+
+import (
+	"os"
+	"os/exec"
+	"runtime"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+)
+
+// sysProcAttr puts a server in its own process group, so a stop reaches its children
+// and a terminal's Ctrl-C reaches only the test binary, and asks Linux to SIGKILL it
+// when the test binary dies, so no server outlives a crashed or killed test run. Go
+// sets the parent-death signal after switching to cred, which would otherwise clear it.
+func sysProcAttr(cred *syscall.Credential) *syscall.SysProcAttr {
+	return &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL, Credential: cred}
+}
+
+// startRequest asks the starter thread to start cmd.
+type startRequest struct {
+	cmd  *exec.Cmd
+	done chan error
+}
+
+// starter returns the channel of a goroutine locked to its OS thread for the life of
+// the process. Linux sends the parent-death signal when the thread that forked the
+// child ends, not the process (https://go.dev/issue/27505), and Go may end a thread
+// any time a goroutine locked to it exits; a thread that is never released lives
+// until the process does.
+var starter = sync.OnceValue(func() chan<- startRequest {
+	ch := make(chan startRequest)
+	go func() {
+		runtime.LockOSThread() // never unlocked: the thread must outlive every child
+		for r := range ch {
+			r.done <- r.cmd.Start()
+		}
+	}()
+	return ch
+})
+
+// startCmd starts cmd from the starter thread.
+func startCmd(cmd *exec.Cmd) error {
+	done := make(chan error, 1)
+	starter() <- startRequest{cmd: cmd, done: done}
+	return <-done
+}
+
+// procStat is what /proc/<pid>/stat says of one process.
+type procStat struct {
+	pid, ppid, pgrp int
+	state           string // "R", "S", "Z" (zombie), ...
+}
+
+// readProcs lists the processes in /proc.
+func readProcs() []procStat {
+	entries, _ := os.ReadDir("/proc")
+	procs := make([]procStat, 0, len(entries))
+	for _, e := range entries {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		b, err := os.ReadFile("/proc/" + e.Name() + "/stat")
+		if err != nil {
+			continue
+		}
+		// pid (comm) state ppid pgrp ...; comm may hold spaces and parentheses.
+		stat := string(b)
+		f := strings.Fields(stat[strings.LastIndexByte(stat, ')')+1:])
+		if len(f) < 3 {
+			continue
+		}
+		ppid, _ := strconv.Atoi(f[1])
+		pgrp, _ := strconv.Atoi(f[2])
+		procs = append(procs, procStat{pid: pid, ppid: ppid, pgrp: pgrp, state: f[0]})
+	}
+	return procs
+}
+
+// killTree SIGKILLs the process group led by pid and every descendant of pid, and
+// waits up to timeout until none of them runs (zombies hold nothing and do not
+// count). Descendants need their own signal: PostgreSQL backends leave the group
+// (setsid), and a new postmaster refuses to start while a killed one's backends
+// still hold its shared memory.
+func killTree(pid int, timeout time.Duration) {
+	_ = syscall.Kill(-pid, syscall.SIGSTOP) // no new children while they are listed
+	tree := map[int]bool{pid: true}
+	procs := readProcs()
+	for grown := true; grown; {
+		grown = false
+		for _, p := range procs {
+			if !tree[p.pid] && (tree[p.ppid] || p.pgrp == pid) {
+				tree[p.pid], grown = true, true
+			}
+		}
+	}
+	_ = syscall.Kill(-pid, syscall.SIGKILL)
+	for p := range tree {
+		_ = syscall.Kill(p, syscall.SIGKILL)
+	}
+	deadline := time.Now().Add(timeout)
+	for time.Now().Before(deadline) {
+		running := false
+		for _, p := range readProcs() {
+			if tree[p.pid] && p.state != "Z" && p.state != "X" {
+				running = true
+				break
+			}
+		}
+		if !running {
+			return
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}

@@ -2,15 +2,19 @@ package sqlgate_test
 
 import (
 	"context"
+	"crypto/rand"
 	"database/sql"
+	"encoding/hex"
 	"path/filepath"
 	"testing"
+	"time"
 
 	"github.com/go-sql-driver/mysql"
 	_ "github.com/jackc/pgx/v5/stdlib"
 	_ "modernc.org/sqlite"
 
 	"github.com/oncegate/oncegate/internal/testenv"
+	"github.com/oncegate/oncegate/runtime/gate"
 	"github.com/oncegate/oncegate/runtime/sqlgate"
 )
 
@@ -109,4 +113,21 @@ func forEachDialect(t *testing.T, f func(t *testing.T, d sqlgate.Dialect)) {
 			f(t, d)
 		})
 	}
+}
+
+// newToken returns a random claim token.
+func newToken() string {
+	var b [8]byte
+	_, _ = rand.Read(b[:])
+	return hex.EncodeToString(b[:])
+}
+
+// claim claims key with lease and fails the test unless it wins.
+func claim(t testing.TB, s *sqlgate.Store, key string, lease time.Duration) gate.Record {
+	t.Helper()
+	res, err := s.Claim(context.Background(), gate.ClaimRequest{Key: key, Token: newToken(), Owner: "test", Lease: lease, TTL: time.Hour})
+	if err != nil || res.Status != gate.Won {
+		t.Fatalf("Claim(%.40q) = %v, %v; want won", key, res.Status, err)
+	}
+	return res.Record
 }

@@ -49,9 +49,3 @@ var (
 	inspectScript = script(inspectSrc)
 	resolveScript = script(resolveSrc)
 )
-
-// scripts lists every script.
-var scripts = []*redis.Script{
-	claimScript, finishScript, releaseScript, renewScript,
-	unknownScript, advanceScript, inspectScript, resolveScript,
-}

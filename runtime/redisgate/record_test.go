@@ -1,0 +1,58 @@
+package redisgate
+
+import (
+	"strconv"
+	"testing"
+	"time"
+)
+
+func FuzzDecodeRecord(f *testing.F) {
+	f.Add("state", "claimed", "fence", "9007199254740991", "lease_expiry", "1796050351484", "result", "\x00\xff")
+	f.Add("fence", "-1", "expires_at", "x", "owner", "", "", "")
+	f.Fuzz(func(t *testing.T, k1, v1, k2, v2, k3, v3, k4, v4 string) {
+		flat := []any{k1, v1, k2, v2, k3, v3, k4, v4}
+		r, err := decodeRecord("k", flat)
+		if err != nil {
+			return
+		}
+		last := map[string]string{}
+		for i := 0; i < len(flat); i += 2 {
+			last[flat[i].(string)] = flat[i+1].(string)
+		}
+		if v, ok := last["fence"]; ok && strconv.FormatInt(r.Fence, 10) != v {
+			if n, err := strconv.ParseInt(v, 10, 64); err != nil || n != r.Fence {
+				t.Fatalf("fence %q decoded as %d", v, r.Fence)
+			}
+		}
+		if v, ok := last["lease_expiry"]; ok {
+			if ms, _ := strconv.ParseInt(v, 10, 64); !r.LeaseExpiry.Equal(time.UnixMilli(ms)) || r.LeaseExpiry.Location() != time.UTC {
+				t.Fatalf("lease_expiry %q decoded as %v", v, r.LeaseExpiry)
+			}
+		}
+		if v, ok := last["result"]; ok && string(r.Result) != v {
+			t.Fatalf("result %q decoded as %q", v, r.Result)
+		}
+		if r.Key != "k" {
+			t.Fatalf("key %q", r.Key)
+		}
+	})
+}
+
+func TestDecodeRecordRejects(t *testing.T) {
+	for _, v := range []any{nil, "x", []any{"state"}, []any{"fence", int64(1)}, []any{"fence", "1.5"}, []any{"done_at", "soon"}} {
+		if _, err := decodeRecord("k", v); err == nil {
+			t.Errorf("decodeRecord(%#v) accepted", v)
+		}
+	}
+}
+
+func TestMillis(t *testing.T) {
+	for _, tt := range []struct {
+		d    time.Duration
+		want int64
+	}{{0, 0}, {-time.Second, 0}, {time.Nanosecond, 1}, {time.Millisecond, 1}, {1500 * time.Microsecond, 2}, {time.Hour, 3_600_000}} {
+		if got := millis(tt.d); got != tt.want {
+			t.Errorf("millis(%v) = %d, want %d", tt.d, got, tt.want)
+		}
+	}
+}

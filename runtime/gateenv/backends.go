@@ -1,0 +1,165 @@
+package gateenv
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"slices"
+	"strconv"
+	"strings"
+
+	"cloud.google.com/go/datastore"
+	"github.com/redis/go-redis/v9"
+
+	"github.com/oncegate/oncegate/runtime/datastoregate"
+	"github.com/oncegate/oncegate/runtime/gate"
+	"github.com/oncegate/oncegate/runtime/memgate"
+	"github.com/oncegate/oncegate/runtime/redisgate"
+	"github.com/oncegate/oncegate/runtime/sqlgate"
+	"github.com/oncegate/oncegate/sizing"
+)
+
+// Opener opens one backend from the environment (read through getenv). It
+// returns the backend and a func releasing its client (nil when there is none).
+// A missing or malformed variable should be a *sizing.EnvError naming it.
+type Opener func(ctx context.Context, getenv func(string) string) (gate.Backend, func() error, error)
+
+// Backends returns a fresh registry of the built-in backends: "memory", "sql",
+// "redis" and "datastore". Add entries to it to offer more.
+func Backends() map[string]Opener {
+	return map[string]Opener{
+		"memory":    OpenMemory,
+		"sql":       OpenSQL,
+		"redis":     OpenRedis,
+		"datastore": OpenDatastore,
+	}
+}
+
+func names(m map[string]Opener) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	slices.Sort(out)
+	return out
+}
+
+// OpenMemory opens a memgate store. It protects one process only: records
+// vanish on restart and other instances do not see them.
+func OpenMemory(context.Context, func(string) string) (gate.Backend, func() error, error) {
+	return memgate.New(nil), nil, nil
+}
+
+// sqlSchemes are the ONCEGATE_SQL_DSN prefixes sqlgate.Open accepts.
+var sqlSchemes = []string{"postgres://", "postgresql://", "mysql://", "sqlite:"}
+
+// OpenSQL opens ONCEGATE_SQL_DSN with sqlgate.Open (the scheme picks the
+// driver) and creates the table when missing.
+func OpenSQL(ctx context.Context, getenv func(string) string) (gate.Backend, func() error, error) {
+	dsn := strings.TrimSpace(getenv(EnvSQLDSN))
+	if !slices.ContainsFunc(sqlSchemes, func(p string) bool { return len(dsn) > len(p) && strings.EqualFold(dsn[:len(p)], p) }) {
+		return nil, nil, &sizing.EnvError{Var: EnvSQLDSN, Value: redactDSN(dsn), Want: sqlgate.AcceptedSchemes}
+	}
+	s, err := sqlgate.Open(ctx, dsn, nil)
+	if err != nil {
+		return nil, nil, err
+	}
+	if err := s.CreateSchema(ctx); err != nil {
+		_ = s.Close()
+		return nil, nil, fmt.Errorf("create schema: %w", err)
+	}
+	return s, s.Close, nil
+}
+
+// redactDSN hides a password in a DSN quoted by an error.
+func redactDSN(dsn string) string {
+	scheme, rest, ok := strings.Cut(dsn, "://")
+	if !ok {
+		return dsn
+	}
+	if at := strings.LastIndex(rest, "@"); at >= 0 {
+		if user, _, hasPass := strings.Cut(rest[:at], ":"); hasPass {
+			return scheme + "://" + user + ":xxxxx" + rest[at:]
+		}
+	}
+	return dsn
+}
+
+const redisForm = "host:port, a comma-separated list of them (Redis Cluster), or a redis:// or rediss:// URL"
+
+// OpenRedis connects to ONCEGATE_REDIS_ADDR: one host:port (a single server), a
+// comma-separated list (a Cluster, through redis.NewUniversalClient), or a
+// redis:// or rediss:// URL (redis.ParseURL: password, database, TLS). It pings
+// the server so a wrong address fails at start-up.
+func OpenRedis(ctx context.Context, getenv func(string) string) (gate.Backend, func() error, error) {
+	v := strings.TrimSpace(getenv(EnvRedisAddr))
+	var c redis.UniversalClient
+	if strings.HasPrefix(v, "redis://") || strings.HasPrefix(v, "rediss://") {
+		opt, err := redis.ParseURL(v)
+		if err != nil {
+			return nil, nil, &sizing.EnvError{Var: EnvRedisAddr, Value: redactDSN(v), Want: redisForm, Err: err}
+		}
+		c = redis.NewClient(opt)
+	} else {
+		addrs, err := redisAddrs(v)
+		if err != nil {
+			return nil, nil, err
+		}
+		c = redis.NewUniversalClient(&redis.UniversalOptions{Addrs: addrs})
+	}
+	if err := c.Ping(ctx).Err(); err != nil {
+		_ = c.Close()
+		return nil, nil, fmt.Errorf("ping %s: %w", redactDSN(v), err)
+	}
+	s, err := redisgate.New(c, nil)
+	if err != nil {
+		_ = c.Close()
+		return nil, nil, err
+	}
+	return s, c.Close, nil
+}
+
+func redisAddrs(v string) ([]string, error) {
+	if v == "" {
+		return nil, &sizing.EnvError{Var: EnvRedisAddr, Want: redisForm}
+	}
+	var addrs []string
+	for a := range strings.SplitSeq(v, ",") {
+		a = strings.TrimSpace(a)
+		host, port, err := net.SplitHostPort(a)
+		if err == nil {
+			if n, perr := strconv.Atoi(port); perr != nil || n < 1 || n > 65535 || host == "" {
+				err = errors.New("invalid host or port")
+			}
+		}
+		if err != nil {
+			return nil, &sizing.EnvError{Var: EnvRedisAddr, Value: v, Want: redisForm, Err: err}
+		}
+		addrs = append(addrs, a)
+	}
+	return addrs, nil
+}
+
+// OpenDatastore opens Firestore in Datastore mode for GOOGLE_CLOUD_PROJECT and
+// ONCEGATE_DATASTORE_DATABASE (empty: the default database) with
+// datastore.NewClientWithDatabase, storing records under
+// ONCEGATE_DATASTORE_KIND (empty: datastoregate.DefaultKind). The client honours
+// DATASTORE_EMULATOR_HOST.
+func OpenDatastore(ctx context.Context, getenv func(string) string) (gate.Backend, func() error, error) {
+	project := strings.TrimSpace(getenv(EnvProject))
+	if project == "" {
+		return nil, nil, &sizing.EnvError{Var: EnvProject, Want: "the Google Cloud project id that holds the Datastore database"}
+	}
+	c, err := datastore.NewClientWithDatabase(ctx, project, strings.TrimSpace(getenv(EnvDatastoreDatabase)))
+	if err != nil {
+		return nil, nil, fmt.Errorf("new client: %w", err)
+	}
+	s, err := datastoregate.New(c, &datastoregate.Options{Kind: strings.TrimSpace(getenv(EnvDatastoreKind))})
+	if err != nil {
+		_ = c.Close()
+		return nil, nil, &sizing.EnvError{Var: EnvDatastoreKind, Value: getenv(EnvDatastoreKind),
+			Want: "an entity kind of at most 1,500 bytes, not of the reserved form __*__", Err: err}
+	}
+	return s, c.Close, nil
+}

@@ -1,0 +1,120 @@
+package gateenv_test
+
+import (
+	"context"
+	"errors"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/oncegate/oncegate/internal/dsfake"
+	"github.com/oncegate/oncegate/internal/testenv"
+	"github.com/oncegate/oncegate/runtime/datastoregate"
+	"github.com/oncegate/oncegate/runtime/gate"
+	"github.com/oncegate/oncegate/runtime/gateenv"
+	"github.com/oncegate/oncegate/runtime/memgate"
+	"github.com/oncegate/oncegate/runtime/redisgate"
+	"github.com/oncegate/oncegate/runtime/sqlgate"
+	"github.com/oncegate/oncegate/sizing"
+)
+
+// roundTrip opens the configured backend, runs one Lock and a duplicate.
+func roundTrip(t *testing.T, e env) *gateenv.Config {
+	t.Helper()
+	c, err := gateenv.New(context.Background(), &gateenv.Options{Getenv: e.get})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = c.Close() })
+	g, err := c.NewGate()
+	if err != nil {
+		t.Fatal(err)
+	}
+	key := testenv.UniqueName(t, "k")
+	ctx := context.Background()
+	if err := g.Lock(ctx, key, func(context.Context, gate.Claim) error { return nil }); err != nil {
+		t.Fatal(err)
+	}
+	if err := g.Lock(ctx, key, func(context.Context, gate.Claim) error { return nil }); !errors.Is(err, gate.ErrDuplicate) {
+		t.Fatalf("second lock: %v", err)
+	}
+	return c
+}
+
+func TestMemory(t *testing.T) {
+	c := roundTrip(t, valid.with("ONCEGATE_BACKEND", "memory"))
+	if _, ok := c.Backend.(*memgate.Store); !ok {
+		t.Errorf("backend %T", c.Backend)
+	}
+}
+
+func TestSQLite(t *testing.T) {
+	dsn := "sqlite:" + filepath.Join(t.TempDir(), "oncegate.db")
+	c := roundTrip(t, valid.with("ONCEGATE_BACKEND", "sql", "ONCEGATE_SQL_DSN", dsn))
+	if s, ok := c.Backend.(*sqlgate.Store); !ok || s.Dialect() != sqlgate.SQLite {
+		t.Errorf("backend %T", c.Backend)
+	}
+}
+
+func TestPostgres(t *testing.T) {
+	dsn := testenv.Postgres(t)
+	if !strings.HasPrefix(dsn, "postgres") {
+		t.Skipf("testenv DSN %q is not a URL", dsn)
+	}
+	roundTrip(t, valid.with("ONCEGATE_BACKEND", "sql", "ONCEGATE_SQL_DSN", dsn))
+}
+
+func TestSQLDSNRefused(t *testing.T) {
+	for _, dsn := range []string{"", "oracle://u:hunter2@h/db", "host=x user=y"} {
+		_, err := gateenv.New(context.Background(), &gateenv.Options{Getenv: valid.with("ONCEGATE_BACKEND", "sql", "ONCEGATE_SQL_DSN", dsn).get})
+		var ee *sizing.EnvError
+		if !errors.As(err, &ee) || ee.Var != gateenv.EnvSQLDSN || !strings.Contains(err.Error(), "sqlite:") {
+			t.Errorf("%q: err = %v", dsn, err)
+		}
+		if strings.Contains(err.Error(), "hunter2") {
+			t.Errorf("password in error: %v", err)
+		}
+	}
+}
+
+func TestRedis(t *testing.T) {
+	addr := testenv.Redis(t)
+	c := roundTrip(t, valid.with("ONCEGATE_BACKEND", "redis", "ONCEGATE_REDIS_ADDR", addr))
+	if _, ok := c.Backend.(*redisgate.Store); !ok {
+		t.Errorf("backend %T", c.Backend)
+	}
+	roundTrip(t, valid.with("ONCEGATE_BACKEND", "redis", "ONCEGATE_REDIS_ADDR", "redis://"+addr+"/0"))
+}
+
+func TestRedisAddrRefused(t *testing.T) {
+	for _, v := range []string{"", "localhost", "host:port", "a:1,,b:2", ":6379", "redis://:bad:url:x/zz"} {
+		_, err := gateenv.New(context.Background(), &gateenv.Options{Getenv: valid.with("ONCEGATE_BACKEND", "redis", "ONCEGATE_REDIS_ADDR", v).get})
+		var ee *sizing.EnvError
+		if !errors.As(err, &ee) || ee.Var != gateenv.EnvRedisAddr || !strings.Contains(err.Error(), "comma-separated") {
+			t.Errorf("%q: err = %v", v, err)
+		}
+	}
+}
+
+func TestDatastore(t *testing.T) {
+	srv := dsfake.Start(t)
+	t.Setenv("DATASTORE_EMULATOR_HOST", srv.Addr())
+	c := roundTrip(t, valid.with("ONCEGATE_BACKEND", "datastore", "GOOGLE_CLOUD_PROJECT", dsfake.Project,
+		"ONCEGATE_DATASTORE_KIND", "OrderRecord"))
+	if _, ok := c.Backend.(*datastoregate.Store); !ok {
+		t.Errorf("backend %T", c.Backend)
+	}
+	if srv.Count("Commit") == 0 {
+		t.Error("the fake saw no commit")
+	}
+	_, err := gateenv.New(context.Background(), &gateenv.Options{Getenv: valid.with("ONCEGATE_BACKEND", "datastore").get})
+	var ee *sizing.EnvError
+	if !errors.As(err, &ee) || ee.Var != gateenv.EnvProject {
+		t.Errorf("no project: %v", err)
+	}
+	_, err = gateenv.New(context.Background(), &gateenv.Options{Getenv: valid.with("ONCEGATE_BACKEND", "datastore",
+		"GOOGLE_CLOUD_PROJECT", dsfake.Project, "ONCEGATE_DATASTORE_KIND", "__reserved__").get})
+	if !errors.As(err, &ee) || ee.Var != gateenv.EnvDatastoreKind {
+		t.Errorf("reserved kind: %v", err)
+	}
+}

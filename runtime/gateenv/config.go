@@ -1,0 +1,180 @@
+package gateenv
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"strconv"
+	"strings"
+
+	"github.com/oncegate/oncegate/runtime/gate"
+	"github.com/oncegate/oncegate/runtime/memgate"
+	"github.com/oncegate/oncegate/runtime/push"
+	"github.com/oncegate/oncegate/sizing"
+)
+
+// Variables of the configuration contract besides the plan's (sizing.EnvNames).
+const (
+	EnvBackend           = "ONCEGATE_BACKEND"
+	EnvNamespace         = "ONCEGATE_NAMESPACE"
+	EnvDisabled          = "ONCEGATE_DISABLED"
+	EnvSQLDSN            = "ONCEGATE_SQL_DSN"
+	EnvRedisAddr         = "ONCEGATE_REDIS_ADDR"
+	EnvDatastoreKind     = "ONCEGATE_DATASTORE_KIND"
+	EnvDatastoreDatabase = "ONCEGATE_DATASTORE_DATABASE"
+	EnvProject           = "GOOGLE_CLOUD_PROJECT"
+)
+
+// Options configure New. The zero value (or nil) means defaults.
+type Options struct {
+	// Getenv reads a variable. Default os.Getenv.
+	Getenv func(string) string
+	// Backends maps ONCEGATE_BACKEND values to openers. Default Backends().
+	Backends map[string]Opener
+	// Logger goes into the gate options and receives one info line describing
+	// the configuration. Default slog.Default().
+	Logger *slog.Logger
+}
+
+// Config is the runtime the environment describes.
+type Config struct {
+	// BackendName is the ONCEGATE_BACKEND value.
+	BackendName string
+	// Backend is the opened backend. When Disabled it is an unused memgate store.
+	Backend gate.Backend
+	// Gate holds the namespace, lease, ttl, heartbeat, work deadline and logger.
+	Gate gate.Options
+	// Plan is the validated sizing plan, defaults applied (zero when Disabled).
+	Plan sizing.Plan
+	// Disabled is ONCEGATE_DISABLED=1: the adapters run every delivery unguarded.
+	Disabled bool
+	close    func() error
+}
+
+// New reads the environment, validates it and opens the backend. It returns an
+// error naming each missing or malformed variable with its accepted form (they
+// unwrap to *sizing.EnvError), one matching sizing.ErrUnsafePlan when the plan
+// is unsafe, or the backend's error when it cannot be opened. With
+// ONCEGATE_DISABLED=1 only ONCEGATE_NAMESPACE is read (optional then) and no
+// backend is opened. Call Close when done.
+func New(ctx context.Context, opts *Options) (*Config, error) {
+	var o Options
+	if opts != nil {
+		o = *opts
+	}
+	if o.Getenv == nil {
+		o.Getenv = os.Getenv
+	}
+	if o.Backends == nil {
+		o.Backends = Backends()
+	}
+	if o.Logger == nil {
+		o.Logger = slog.Default()
+	}
+	get := func(name string) string { return strings.TrimSpace(o.Getenv(name)) }
+	var errs []error
+	disabled, err := parseDisabled(get(EnvDisabled))
+	if err != nil {
+		errs = append(errs, err)
+	}
+	ns, err := parseNamespace(get(EnvNamespace), !disabled)
+	if err != nil {
+		errs = append(errs, err)
+	}
+	if disabled {
+		if len(errs) > 0 {
+			return nil, joinEnv(errs)
+		}
+		return &Config{BackendName: "memory", Backend: memgate.New(nil), Disabled: true,
+			Gate: gate.Options{Namespace: ns, Logger: o.Logger}}, nil
+	}
+	name := get(EnvBackend)
+	open, ok := o.Backends[name]
+	if !ok {
+		errs = append(errs, &sizing.EnvError{Var: EnvBackend, Value: name, Want: "one of " + strings.Join(names(o.Backends), ", ")})
+	}
+	plan, err := sizing.FromEnv(o.Getenv)
+	var pe *sizing.PlanError
+	switch {
+	case errors.As(err, &pe):
+		errs = append(errs, unsafePlan{pe})
+	case err != nil:
+		errs = append(errs, err)
+	}
+	if len(errs) > 0 {
+		return nil, joinEnv(errs)
+	}
+	b, closeFn, err := open(ctx, o.Getenv)
+	if err != nil {
+		return nil, fmt.Errorf("gateenv: %s backend: %w", name, err)
+	}
+	if closeFn == nil {
+		closeFn = func() error { return nil }
+	}
+	c := &Config{BackendName: name, Backend: b, Plan: plan, close: closeFn, Gate: gate.Options{
+		Namespace: ns, Lease: plan.Lease, TTL: plan.TTL, Heartbeat: plan.Heartbeat,
+		WorkDeadline: plan.WorkDeadline, Logger: o.Logger,
+	}}
+	o.Logger.Info("oncegate: configured from the environment", "backend", name, "namespace", ns,
+		"lease", plan.Lease, "ttl", plan.TTL, "heartbeat", plan.Heartbeat, "work_deadline", plan.WorkDeadline,
+		"max_delivery_attempts", plan.MaxDeliveryAttempts)
+	return c, nil
+}
+
+// NewGate returns a Gate over the configured backend and options.
+func (c *Config) NewGate() (*gate.Gate, error) {
+	o := c.Gate
+	return gate.New(c.Backend, &o)
+}
+
+// PushOptions returns the push handler options the environment implies
+// (Disabled and Logger); set Mode, KeyFunc and the rest on the result. For the
+// CloudEvent adapter, copy Disabled and Logger into cloudevent.Options.
+func (c *Config) PushOptions() *push.Options {
+	return &push.Options{Disabled: c.Disabled, Logger: c.Gate.Logger}
+}
+
+// Close releases the backend's client or pool. It is safe to call more than
+// once.
+func (c *Config) Close() error {
+	if c.close == nil {
+		return nil
+	}
+	f := c.close
+	c.close = nil
+	return f()
+}
+
+func parseDisabled(v string) (bool, error) {
+	if v == "" {
+		return false, nil
+	}
+	b, err := strconv.ParseBool(v)
+	if err != nil {
+		return false, &sizing.EnvError{Var: EnvDisabled, Value: v, Want: "1 (pass-through, handler unit tests only) or 0", Err: err}
+	}
+	return b, nil
+}
+
+// namespaceForm is what ONCEGATE_NAMESPACE accepts. A colon is refused because
+// the gate joins namespace and key with one: "a:b"+"c" would equal "a"+"b:c".
+const namespaceForm = "1–256 ASCII letters, digits and . _ - / (no colon)"
+
+func parseNamespace(v string, required bool) (string, error) {
+	if v == "" {
+		if required {
+			return "", &sizing.EnvError{Var: EnvNamespace, Want: namespaceForm}
+		}
+		return "", nil
+	}
+	ok := len(v) <= 256
+	for _, r := range v {
+		ok = ok && (r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune("._-/", r))
+	}
+	if !ok {
+		return "", &sizing.EnvError{Var: EnvNamespace, Value: v, Want: namespaceForm, Err: errors.New("invalid namespace")}
+	}
+	return v, nil
+}

@@ -1,0 +1,25 @@
+// Package gateenv builds the runtime from DESIGN.md's configuration contract:
+// the environment variables the components set on the Cloud Run service.
+//
+//	ONCEGATE_BACKEND              memory | sql | redis | datastore (required)
+//	ONCEGATE_NAMESPACE            key namespace (required)
+//	ONCEGATE_LEASE, ONCEGATE_TTL, ONCEGATE_HEARTBEAT, ONCEGATE_WORK_DEADLINE,
+//	ONCEGATE_ACK_DEADLINE, ONCEGATE_MIN_BACKOFF, ONCEGATE_MAX_BACKOFF,
+//	ONCEGATE_MAX_DELIVERY_ATTEMPTS, ONCEGATE_SHUTDOWN_GRACE,
+//	ONCEGATE_REQUEST_TIMEOUT      the sizing plan (see sizing.FromEnv)
+//	ONCEGATE_SQL_DSN              sql: postgres://…, postgresql://…, mysql://…, sqlite:<path>
+//	ONCEGATE_REDIS_ADDR           redis: host:port, a comma-separated list (Cluster), or a redis:// URL
+//	GOOGLE_CLOUD_PROJECT          datastore: the project
+//	ONCEGATE_DATASTORE_DATABASE   datastore: the database id (empty: the default database)
+//	ONCEGATE_DATASTORE_KIND       datastore: the entity kind (empty: datastoregate.DefaultKind)
+//	ONCEGATE_DISABLED             1 makes the adapters a logged pass-through (handler unit tests only)
+//
+// New reads them once, re-checks the sizing plan with the sizing package (the
+// same validation the components ran at preview time, so a plan that drifted is
+// refused), opens the backend and returns a Config holding the backend, the
+// gate options and the push options they imply. A missing or malformed variable
+// is an error naming the variable and the accepted form, on one line.
+//
+// Backends are found in a registry (Options.Backends, default Backends()), so a
+// program can add its own and tests of the parsing need no servers.
+package gateenv

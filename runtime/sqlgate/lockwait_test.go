@@ -99,4 +99,3 @@ func holdLock(t *testing.T, d sqlgate.Dialect, s *sqlgate.Store, key string) fun
 		_ = conn.Close()
 	}
 }
-

@@ -80,13 +80,14 @@ func readProcs() []procStat {
 	return procs
 }
 
-// killTree SIGKILLs the process group led by pid and every descendant of pid, and
-// waits up to timeout until none of them runs (zombies hold nothing and do not
-// count). Descendants need their own signal: PostgreSQL backends leave the group
-// (setsid), and a new postmaster refuses to start while a killed one's backends
-// still hold its shared memory.
-func killTree(pid int, timeout time.Duration) {
-	_ = syscall.Kill(-pid, syscall.SIGSTOP) // no new children while they are listed
+// signalTree sends sig to the process group led by pid and to every descendant of
+// pid, and returns the pids it listed. Descendants need their own signal: PostgreSQL
+// backends leave the group (setsid). For SIGSTOP and SIGKILL the group is stopped
+// first, so no new child appears while they are listed.
+func signalTree(pid int, sig syscall.Signal) map[int]bool {
+	if sig == syscall.SIGSTOP || sig == syscall.SIGKILL {
+		_ = syscall.Kill(-pid, syscall.SIGSTOP)
+	}
 	tree := map[int]bool{pid: true}
 	procs := readProcs()
 	for grown := true; grown; {
@@ -97,10 +98,18 @@ func killTree(pid int, timeout time.Duration) {
 			}
 		}
 	}
-	_ = syscall.Kill(-pid, syscall.SIGKILL)
+	_ = syscall.Kill(-pid, sig)
 	for p := range tree {
-		_ = syscall.Kill(p, syscall.SIGKILL)
+		_ = syscall.Kill(p, sig)
 	}
+	return tree
+}
+
+// killTree SIGKILLs the server's processes (see signalTree) and waits up to timeout
+// until none of them runs (zombies hold nothing and do not count): a new postmaster
+// refuses to start while a killed one's backends still hold its shared memory.
+func killTree(pid int, timeout time.Duration) {
+	tree := signalTree(pid, syscall.SIGKILL)
 	deadline := time.Now().Add(timeout)
 	for time.Now().Before(deadline) {
 		running := false

@@ -18,10 +18,13 @@ func sysProcAttr(cred *syscall.Credential) *syscall.SysProcAttr {
 // startCmd starts cmd.
 func startCmd(cmd *exec.Cmd) error { return cmd.Start() }
 
+// signalTree sends sig to the process group led by pid.
+func signalTree(pid int, sig syscall.Signal) { _ = syscall.Kill(-pid, sig) }
+
 // killTree SIGKILLs the process group led by pid and waits up to timeout until it
 // is gone.
 func killTree(pid int, timeout time.Duration) {
-	_ = syscall.Kill(-pid, syscall.SIGKILL)
+	signalTree(pid, syscall.SIGKILL)
 	deadline := time.Now().Add(timeout)
 	for syscall.Kill(-pid, 0) == nil && time.Now().Before(deadline) {
 		time.Sleep(10 * time.Millisecond)

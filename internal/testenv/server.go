@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"os"
 	"os/exec"
@@ -121,31 +122,29 @@ func (s *Server) Restart(t testing.TB) {
 	s.Start(t)
 }
 
-// Pause freezes the server's process group with SIGSTOP: connections stay open but
+// Pause freezes all the server's processes with SIGSTOP: connections stay open but
 // nothing answers, as with a hung server or a network partition. It fails the test if
 // the server is stopped.
 func (s *Server) Pause(t testing.TB) {
 	t.Helper()
-	s.signalGroup(t, syscall.SIGSTOP, true)
+	s.signal(t, syscall.SIGSTOP, true)
 }
 
-// Resume lets a paused server's process group go on with SIGCONT. It fails the test if
+// Resume lets a paused server's processes go on with SIGCONT. It fails the test if
 // the server is stopped.
 func (s *Server) Resume(t testing.TB) {
 	t.Helper()
-	s.signalGroup(t, syscall.SIGCONT, false)
+	s.signal(t, syscall.SIGCONT, false)
 }
 
-func (s *Server) signalGroup(t testing.TB, sig syscall.Signal, paused bool) {
+func (s *Server) signal(t testing.TB, sig syscall.Signal, paused bool) {
 	t.Helper()
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.proc == nil {
 		t.Fatalf("testenv: %s on %s: signal %v: server is stopped", s.flavor.kind, s.Addr(), sig)
 	}
-	if err := syscall.Kill(-s.proc.cmd.Process.Pid, sig); err != nil {
-		t.Fatalf("testenv: %s on %s: signal %v: %v", s.flavor.kind, s.Addr(), sig, err)
-	}
+	signalTree(s.proc.cmd.Process.Pid, sig)
 	s.proc.paused = paused
 }
 
@@ -181,7 +180,7 @@ func (s *Server) start() error {
 		return fmt.Errorf("%s: open log: %w", s.flavor.kind, err)
 	}
 	defer logFile.Close()
-	logStart, _ := logFile.Seek(0, 2)
+	logStart, _ := logFile.Seek(0, io.SeekEnd)
 
 	cmd := s.flavor.command(s)
 	cmd.Dir = s.dir
@@ -237,7 +236,7 @@ func (s *Server) stopLocked(graceful bool) {
 	s.proc = nil
 	pid := p.cmd.Process.Pid
 	if p.paused {
-		_ = syscall.Kill(-pid, syscall.SIGCONT)
+		signalTree(pid, syscall.SIGCONT)
 	}
 	if graceful {
 		_ = syscall.Kill(pid, s.flavor.stopSignal)

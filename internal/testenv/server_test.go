@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5"
 	goredis "github.com/redis/go-redis/v9"
 )
 
@@ -136,6 +137,29 @@ func TestPrivatePostgresKeepsData(t *testing.T) {
 	s.Start(t)
 	if n := countPG(t, s.DSN(), "SELECT count(*) FROM kept"); n != 2 {
 		t.Fatalf("rows after Kill and Start = %d, want 2 (a commit survives a killed server)", n)
+	}
+}
+
+// TestPrivatePostgresPause checks Pause freezes the backends too: PostgreSQL's
+// backends leave the postmaster's process group, so a group signal alone would not.
+func TestPrivatePostgresPause(t *testing.T) {
+	s := PrivatePostgres(t)
+	ctx := testCtx(t)
+	conn, err := pgx.Connect(ctx, s.DSN())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(context.Background())
+	s.Pause(t)
+	qctx, cancel := context.WithTimeout(ctx, 300*time.Millisecond)
+	_, err = conn.Exec(qctx, "SELECT 1")
+	cancel()
+	if err == nil {
+		t.Fatal("an open connection answered while the server was paused")
+	}
+	s.Resume(t)
+	if n := countPG(t, s.DSN(), "SELECT 1"); n != 1 {
+		t.Fatalf("SELECT 1 after Resume = %d", n)
 	}
 }
 

@@ -1,0 +1,181 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/oncegate/oncegate/runtime/gate"
+	"github.com/oncegate/oncegate/runtime/gateenv"
+)
+
+// openBackend opens the backend the environment contract names and returns the
+// namespaced key function and ttl with it.
+func openBackend(ctx context.Context) (*gateenv.Config, error) {
+	cfg, err := gateenv.New(ctx, &gateenv.Options{Getenv: os.Getenv})
+	if err != nil {
+		return nil, fmt.Errorf("configure from the environment: %w", err)
+	}
+	return cfg, nil
+}
+
+// capability returns the backend as T or an error naming what it lacks.
+func capability[T any](cfg *gateenv.Config, what string) (T, error) {
+	c, ok := cfg.Backend.(T)
+	if !ok {
+		return c, fmt.Errorf("backend %s cannot %s", cfg.BackendName, what)
+	}
+	return c, nil
+}
+
+func storedKey(cfg *gateenv.Config, key string, raw bool) string {
+	if raw || cfg.Gate.Namespace == "" {
+		return key
+	}
+	return cfg.Gate.Namespace + ":" + key
+}
+
+func printRecord(cmd *cobra.Command, r gate.Record) {
+	w := cmd.OutOrStdout()
+	fmt.Fprintf(w, "key          %s\nstate        %s\nfence        %d\nowner        %s\n", r.Key, r.State, r.Fence, r.Owner)
+	fmt.Fprintf(w, "lease expiry %s\n", fmtTime(r.LeaseExpiry))
+	fmt.Fprintf(w, "expires at   %s\n", fmtTime(r.ExpiresAt))
+	if !r.DoneAt.IsZero() {
+		fmt.Fprintf(w, "done at      %s\n", fmtTime(r.DoneAt))
+	}
+	fmt.Fprintf(w, "result       %d bytes\n", len(r.Result))
+}
+
+func fmtTime(t time.Time) string {
+	if t.IsZero() {
+		return "-"
+	}
+	return t.UTC().Format(time.RFC3339Nano)
+}
+
+func newInspectCmd() *cobra.Command {
+	var raw bool
+	cmd := &cobra.Command{
+		Use:   "inspect KEY",
+		Short: "Show a key's record (backend from the ONCEGATE_* environment)",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			cfg, err := openBackend(cmd.Context())
+			if err != nil {
+				return err
+			}
+			defer cfg.Close()
+			in, err := capability[gate.Inspector](cfg, "inspect records")
+			if err != nil {
+				return err
+			}
+			r, ok, err := in.Inspect(cmd.Context(), storedKey(cfg, args[0], raw))
+			if err != nil {
+				return err
+			}
+			if !ok {
+				return fmt.Errorf("inspect %q: %w", args[0], gate.ErrNotFound)
+			}
+			printRecord(cmd, r)
+			return nil
+		},
+	}
+	cmd.Flags().BoolVar(&raw, "raw", false, "KEY is the stored key (do not prefix ONCEGATE_NAMESPACE)")
+	return cmd
+}
+
+func newUnresolvedCmd() *cobra.Command {
+	var limit int
+	cmd := &cobra.Command{
+		Use:   "unresolved",
+		Short: "List records whose outcome is unknown, oldest first, with their age",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			cfg, err := openBackend(cmd.Context())
+			if err != nil {
+				return err
+			}
+			defer cfg.Close()
+			l, err := capability[gate.UnresolvedLister](cfg, "list unresolved records")
+			if err != nil {
+				return err
+			}
+			rs, err := l.ListUnresolved(cmd.Context(), limit)
+			if err != nil {
+				return err
+			}
+			for _, r := range rs {
+				fmt.Fprintf(cmd.OutOrStdout(), "%s\tfence %d\towner %s\tage %s\n", r.Key, r.Fence, r.Owner, time.Since(r.LeaseExpiry).Truncate(time.Second))
+			}
+			fmt.Fprintf(cmd.OutOrStdout(), "%d unresolved\n", len(rs))
+			return nil
+		},
+	}
+	cmd.Flags().IntVar(&limit, "limit", 100, "at most this many (0: all)")
+	return cmd
+}
+
+func newResolveCmd() *cobra.Command {
+	var done, retry, raw bool
+	cmd := &cobra.Command{
+		Use:   "resolve KEY (--done | --retry)",
+		Short: "Resolve an unknown record: the effect happened (--done) or must run again (--retry)",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if done == retry {
+				return errors.New("resolve: give exactly one of --done (the effect happened) or --retry (run it again)")
+			}
+			cfg, err := openBackend(cmd.Context())
+			if err != nil {
+				return err
+			}
+			defer cfg.Close()
+			rs, err := capability[gate.Resolver](cfg, "resolve records")
+			if err != nil {
+				return err
+			}
+			key := storedKey(cfg, args[0], raw)
+			if err := rs.Resolve(cmd.Context(), key, done, cfg.Plan.TTL); err != nil {
+				return err
+			}
+			fmt.Fprintf(cmd.OutOrStdout(), "resolved %s as %s\n", key, map[bool]string{true: "done", false: "retry"}[done])
+			return nil
+		},
+	}
+	cmd.Flags().BoolVar(&done, "done", false, "the effect happened: record the key done")
+	cmd.Flags().BoolVar(&retry, "retry", false, "the effect did not happen: let the next delivery run it")
+	cmd.Flags().BoolVar(&raw, "raw", false, "KEY is the stored key (do not prefix ONCEGATE_NAMESPACE)")
+	return cmd
+}
+
+func newPurgeCmd() *cobra.Command {
+	var limit int
+	cmd := &cobra.Command{
+		Use:   "purge",
+		Short: "Delete records past expires_at (never a live claim or an unknown record)",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			cfg, err := openBackend(cmd.Context())
+			if err != nil {
+				return err
+			}
+			defer cfg.Close()
+			p, err := capability[gate.Purger](cfg, "purge records")
+			if err != nil {
+				return err
+			}
+			n, err := p.Purge(cmd.Context(), limit)
+			if err != nil {
+				return err
+			}
+			fmt.Fprintf(cmd.OutOrStdout(), "purged %d records\n", n)
+			return nil
+		},
+	}
+	cmd.Flags().IntVar(&limit, "limit", 0, "at most this many (0: all)")
+	return cmd
+}

@@ -21,6 +21,9 @@ func (s *Store) Inspect(ctx context.Context, key string) (gate.Record, bool, err
 		return gate.Record{}, false, nil
 	}
 	if err != nil {
+		if ctx.Err() != nil {
+			return gate.Record{}, false, ctx.Err()
+		}
 		return gate.Record{}, false, fmt.Errorf("datastoregate: inspect %.40q: %w", key, err)
 	}
 	if expired(&e.rec, s.clock()) {
@@ -37,6 +40,9 @@ func (s *Store) ListUnresolved(ctx context.Context, limit int) ([]gate.Record, e
 	q := datastore.NewQuery(s.kind).Namespace(s.ns).FilterField(propState, "=", string(gate.StateUnknown))
 	var es []entity
 	if _, err := s.c.GetAll(ctx, q, &es); err != nil {
+		if ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
 		return nil, fmt.Errorf("datastoregate: list unresolved: %w", err)
 	}
 	out := make([]gate.Record, len(es))

@@ -261,3 +261,18 @@ func TestCancelledContext(t *testing.T) {
 		t.Fatalf("err = %v, want context.DeadlineExceeded", err)
 	}
 }
+
+// TestContextEndsDuringRPC: a deadline that passes while an RPC is in flight is
+// returned as the context's own error, so callers can match it.
+func TestContextEndsDuringRPC(t *testing.T) {
+	f := newFixture(t, nil)
+	f.srv.SetLatency(200 * time.Millisecond)
+	ctx, cancel := context.WithTimeout(f.ctx, 20*time.Millisecond)
+	defer cancel()
+	if _, err := f.s.Claim(ctx, claimReq("k", "a")); err != context.DeadlineExceeded {
+		t.Fatalf("Claim err = %v, want context.DeadlineExceeded", err)
+	}
+	if _, _, err := f.s.Inspect(ctx, "k"); err != context.DeadlineExceeded {
+		t.Fatalf("Inspect err = %v, want context.DeadlineExceeded", err)
+	}
+}

@@ -30,6 +30,9 @@ func (s *Store) Purge(ctx context.Context, limit int) (int, error) {
 			FilterField(propExpiresAt, "<=", s.clock()).KeysOnly().Limit(page)
 		keys, err := s.c.GetAll(ctx, q, nil)
 		if err != nil {
+			if ctx.Err() != nil {
+				return deleted, ctx.Err()
+			}
 			return deleted, fmt.Errorf("datastoregate: purge: query: %w", err)
 		}
 		if len(keys) == 0 {
@@ -75,6 +78,9 @@ func (s *Store) purgeOnce(ctx context.Context, keys []*datastore.Key, pending ma
 	}
 	if err != nil {
 		_ = tx.Rollback()
+		if ctx.Err() != nil {
+			return 0, false, ctx.Err()
+		}
 		return 0, isAborted(err), fmt.Errorf("datastoregate: purge: lookup: %w", err)
 	}
 	now := s.clock()

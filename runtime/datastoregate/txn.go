@@ -87,6 +87,9 @@ func attempt[T any](ctx context.Context, s *Store, dk *datastore.Key, fn step[T]
 	}
 	if err != nil {
 		_ = tx.Rollback()
+		if ctx.Err() != nil {
+			return out, false, ctx.Err()
+		}
 		return out, isAborted(err), fmt.Errorf("datastoregate: lookup: %w", err)
 	}
 	var cur *gate.Record

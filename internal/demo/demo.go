@@ -33,6 +33,8 @@ type Options struct {
 	// WorkerCommand starts one reference worker; the demo adds the environment.
 	// Default: this executable with the argument "worker".
 	WorkerCommand []string
+	// WorkerEnv is added to every worker's environment.
+	WorkerEnv []string
 	// Getenv reads the user's backend choice (ONCEGATE_SQL_DSN or
 	// ONCEGATE_REDIS_ADDR); default os.Getenv. Without either, the backend is an
 	// SQLite file in a temporary directory.

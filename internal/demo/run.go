@@ -81,6 +81,7 @@ func (r *run) setUp(ctx context.Context, backendEnv []string) error {
 	for k, v := range r.plan.Env() {
 		env = append(env, k+"="+v)
 	}
+	env = append(env, r.o.WorkerEnv...)
 	for i := range r.o.Workers {
 		p, err := workerproc.Start(ctx, r.o.WorkerCommand, env, r.countOutcome)
 		if err != nil {

@@ -144,9 +144,7 @@ func redactURLError(err error) error {
 // parameters, WAL mode and the busy timeout added unless already set.
 func sqliteName(rest string) (string, error) {
 	path, query, _ := strings.Cut(rest, "?")
-	if strings.HasPrefix(path, "//") {
-		path = path[2:] // sqlite:///abs/path or sqlite://rel/path
-	}
+	path = strings.TrimPrefix(path, "//") // sqlite:///abs/path or sqlite://rel/path
 	if path == "" {
 		return "", errors.New("sqlite DSN has no file path; want sqlite:/path/to/file.db")
 	}

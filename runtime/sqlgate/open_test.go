@@ -90,4 +90,3 @@ func TestOpenSQLiteSetsWAL(t *testing.T) {
 		t.Fatalf("busy_timeout = %d, %v; want ≥ 1000 ms", busy, err)
 	}
 }
-

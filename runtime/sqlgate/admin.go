@@ -33,7 +33,7 @@ func (s *Store) AdvanceFence(ctx context.Context, key string, atLeast int64, ttl
 	var err error
 	for range maxAttempts {
 		fence, err = s.advanceMySQL(ctx, sk, args)
-		if err == nil || !deadlockMySQL(err) {
+		if err == nil || !rolledBack(err) {
 			break
 		}
 	}

@@ -22,12 +22,17 @@ func (s *Store) Claim(ctx context.Context, req gate.ClaimRequest) (gate.ClaimRes
 	if s.dialect == MySQL {
 		return s.claimMySQL(ctx, a)
 	}
+	var lastErr error
 	for range maxAttempts {
 		r := new(row)
 		err := s.db.QueryRowContext(ctx, s.q.claim.text, s.q.claim.args(
 			a.key, nullBytes(a.rawKey), a.leaseMs, a.ttlMs, a.token, a.owner, nullBytes(a.fp))...).Scan(r.dest()...)
 		if err == nil {
 			return a.won(r), nil
+		}
+		if rolledBack(err) {
+			lastErr = err
+			continue // a session at REPEATABLE READ or SERIALIZABLE met a concurrent claim
 		}
 		if !errors.Is(err, sql.ErrNoRows) {
 			return gate.ClaimResult{}, s.wrapErr(ctx, err, "claim %s", keyq(req.Key))
@@ -46,7 +51,7 @@ func (s *Store) Claim(ctx context.Context, req gate.ClaimRequest) (gate.ClaimRes
 			return res, err
 		}
 	}
-	return gate.ClaimResult{}, fmt.Errorf("sqlgate: claim %s: record changed under %d attempts", keyq(req.Key), maxAttempts)
+	return gate.ClaimResult{}, fmt.Errorf("sqlgate: claim %s: %d lost races in a row (last error: %v)", keyq(req.Key), maxAttempts, lastErr)
 }
 
 // readRow reads the stored row for key (stored form) and the server clock.

@@ -45,7 +45,7 @@ func (s *Store) claimMySQL(ctx context.Context, a claimArgs) (gate.ClaimResult, 
 			_, next, _ := decide(nil, now, a)
 			return a.won(next), nil
 		}
-		if !retryableMySQL(err) {
+		if !lostRace(err) {
 			return gate.ClaimResult{}, s.wrapErr(ctx, err, "claim %s: insert", keyq(a.req.Key))
 		}
 		r, now, found, err := s.readRow(ctx, a.key)
@@ -61,7 +61,7 @@ func (s *Store) claimMySQL(ctx context.Context, a claimArgs) (gate.ClaimResult, 
 		}
 		out, again, err := s.reclaimMySQL(ctx, a)
 		switch {
-		case err != nil && retryableMySQL(err):
+		case err != nil && lostRace(err):
 			lastErr = err
 		case err != nil:
 			return gate.ClaimResult{}, s.wrapErr(ctx, err, "claim %s: reclaim", keyq(a.req.Key))

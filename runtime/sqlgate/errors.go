@@ -8,6 +8,7 @@ import (
 	"fmt"
 
 	"github.com/go-sql-driver/mysql"
+	"github.com/jackc/pgx/v5/pgconn"
 )
 
 // wrapErr wraps a database error with short context. Context errors are
@@ -43,25 +44,40 @@ const (
 	mysqlRecChanged = 1020
 )
 
-// retryableMySQL reports whether err is a lost race that the claim transaction
-// retries: a deadlock (InnoDB rolled the transaction back), a duplicate key on
-// the insert of a fresh record (another caller inserted it first), or a record
-// changed since a snapshot read.
-func retryableMySQL(err error) bool {
+// PostgreSQL SQLSTATEs of a transaction rolled back whole because of a
+// concurrent one: serialization_failure (a session whose
+// default_transaction_isolation is REPEATABLE READ or SERIALIZABLE, when a claim
+// meets a concurrent claim's update) and deadlock_detected. Source: PostgreSQL
+// documentation, Appendix A "PostgreSQL Error Codes".
+const (
+	pgSerializationFailure = "40001"
+	pgDeadlockDetected     = "40P01"
+)
+
+// rolledBack reports whether err means the database rolled the statement's
+// transaction back whole because of a concurrent one (an InnoDB deadlock, a
+// PostgreSQL serialization failure or deadlock): nothing it did was kept, so a
+// single statement or the claim may run again.
+func rolledBack(err error) bool {
 	var me *mysql.MySQLError
-	if !errors.As(err, &me) {
-		return false
+	if errors.As(err, &me) {
+		return me.Number == mysqlDeadlock
 	}
-	switch me.Number {
-	case mysqlDupEntry, mysqlDeadlock, mysqlRecChanged:
-		return true
+	var pe *pgconn.PgError
+	if errors.As(err, &pe) {
+		return pe.Code == pgSerializationFailure || pe.Code == pgDeadlockDetected
 	}
 	return false
 }
 
-// deadlockMySQL reports whether err is an InnoDB deadlock: the statement's
-// transaction was rolled back whole.
-func deadlockMySQL(err error) bool {
+// lostRace reports whether a claim attempt failed only because a concurrent
+// caller got there first, so the claim starts over: rolledBack, a duplicate key
+// on the insert of a fresh MySQL record, or a MariaDB record changed since a
+// snapshot read.
+func lostRace(err error) bool {
+	if rolledBack(err) {
+		return true
+	}
 	var me *mysql.MySQLError
-	return errors.As(err, &me) && me.Number == mysqlDeadlock
+	return errors.As(err, &me) && (me.Number == mysqlDupEntry || me.Number == mysqlRecChanged)
 }

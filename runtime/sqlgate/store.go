@@ -80,17 +80,17 @@ func (s *Store) Close() error {
 }
 
 // maxAttempts bounds the retries of a lost race inside one call: a MySQL
-// deadlock or duplicate key, or a record that changed between a refused upsert
-// and the SELECT that explains it.
+// deadlock or duplicate key, a PostgreSQL serialization failure, or a record
+// that changed between a refused upsert and the SELECT that explains it.
 const maxAttempts = 8
 
-// exec runs a single statement. On MySQL a deadlock victim is rolled back whole
-// by InnoDB, so the statement is run again (up to maxAttempts times): a lost lock
-// race is not a store failure.
+// exec runs a single statement. A statement the database rolled back whole
+// because of a concurrent one (see rolledBack) is run again, up to maxAttempts
+// times: a lost lock race is not a store failure.
 func (s *Store) exec(ctx context.Context, st stmt, args ...any) (sql.Result, error) {
 	for attempt := 1; ; attempt++ {
 		res, err := s.db.ExecContext(ctx, st.text, st.args(args...)...)
-		if err == nil || s.dialect != MySQL || !deadlockMySQL(err) || attempt >= maxAttempts {
+		if err == nil || !rolledBack(err) || attempt >= maxAttempts {
 			return res, err
 		}
 	}

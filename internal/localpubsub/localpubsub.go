@@ -8,6 +8,7 @@ package localpubsub
 import (
 	"context"
 	"fmt"
+	"time"
 
 	"cloud.google.com/go/pubsub/v2"
 	"cloud.google.com/go/pubsub/v2/apiv1/pubsubpb"
@@ -100,10 +101,16 @@ func (f *Fake) Publish(ctx context.Context, topic string, data []byte, attrs map
 }
 
 // DrainDeadLetters pulls and acks what is on the dead-letter subscription and
-// returns the messages.
+// returns the messages. An empty subscription returns nothing after at most
+// 600ms (pstest holds an empty pull for 500ms).
 func (f *Fake) DrainDeadLetters(ctx context.Context, t Topology) ([]*pubsubpb.PubsubMessage, error) {
-	r, err := f.Client.SubscriptionAdminClient.Pull(ctx, &pubsubpb.PullRequest{Subscription: t.DeadLetterSubscription, MaxMessages: 100, ReturnImmediately: true})
+	pctx, cancel := context.WithTimeout(ctx, 600*time.Millisecond)
+	defer cancel()
+	r, err := f.Client.SubscriptionAdminClient.Pull(pctx, &pubsubpb.PullRequest{Subscription: t.DeadLetterSubscription, MaxMessages: 100})
 	if err != nil {
+		if ctx.Err() == nil && pctx.Err() != nil {
+			return nil, nil
+		}
 		return nil, err
 	}
 	var out []*pubsubpb.PubsubMessage

@@ -68,22 +68,28 @@ func Handler(g *gate.Gate, cfg Config, opts *push.Options) (http.Handler, error)
 		}
 	}
 	return push.NewHandler(g, func(ctx context.Context, m *push.Message, c gate.Claim) error {
-		req, err := http.NewRequestWithContext(ctx, http.MethodPost, cfg.SupplierURL, bytes.NewReader(m.Data))
-		if err != nil {
-			return err
-		}
-		req.Header.Set("Content-Type", "application/json")
-		req.Header.Set(HeaderIdempotencyKey, c.Key)
-		req.Header.Set(HeaderFencingToken, strconv.FormatInt(c.Fence, 10))
-		resp, err := client.Do(req)
-		if err != nil {
-			return fmt.Errorf("post to supplier: %w", err)
-		}
-		defer resp.Body.Close()
-		_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 1<<16))
-		if resp.StatusCode < 200 || resp.StatusCode > 299 {
-			return fmt.Errorf("%w: status %d", ErrSupplier, resp.StatusCode)
-		}
-		return nil
+		return Forward(ctx, client, cfg.SupplierURL, m.Data, c)
 	}, &o)
+}
+
+// Forward POSTs data to url with the claim's key as Idempotency-Key and its
+// fence as X-Fencing-Token. A non-2xx answer is an error matching ErrSupplier.
+func Forward(ctx context.Context, client *http.Client, url string, data []byte, c gate.Claim) error {
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, url, bytes.NewReader(data))
+	if err != nil {
+		return err
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set(HeaderIdempotencyKey, c.Key)
+	req.Header.Set(HeaderFencingToken, strconv.FormatInt(c.Fence, 10))
+	resp, err := client.Do(req)
+	if err != nil {
+		return fmt.Errorf("post to supplier: %w", err)
+	}
+	defer resp.Body.Close()
+	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 1<<16))
+	if resp.StatusCode < 200 || resp.StatusCode > 299 {
+		return fmt.Errorf("%w: status %d", ErrSupplier, resp.StatusCode)
+	}
+	return nil
 }

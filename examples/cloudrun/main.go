@@ -1,0 +1,26 @@
+// Command cloudrun is the reference worker (DESIGN.md, "The reference worker"):
+// a Cloud Run service taking Pub/Sub push requests on "/" on $PORT and
+// forwarding each message's data to $SUPPLIER_URL with Idempotency-Key and
+// X-Fencing-Token headers, guarded by oncegate and configured only by the
+// ONCEGATE_* environment contract. SIGTERM drains in-flight requests within the
+// plan's shutdown grace (Cloud Run sends SIGKILL 10 s after SIGTERM).
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/signal"
+	"syscall"
+
+	"github.com/oncegate/oncegate/internal/worker"
+)
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, os.Interrupt)
+	defer stop()
+	if err := worker.Main(ctx, os.Getenv, os.Stderr); err != nil {
+		fmt.Fprintln(os.Stderr, "worker:", err)
+		os.Exit(1)
+	}
+}

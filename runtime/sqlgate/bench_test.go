@@ -27,33 +27,58 @@ import (
 // Pub/Sub message does; iterations run one after another, so the figure is the
 // latency of one message's store work.
 //
-// On PostgreSQL each runs twice: commit=sync is the server's durable default
-// (every commit waits for its WAL flush, which all three designs pay twice), and
-// commit=async sets synchronous_commit=off for the benchmark's sessions so the
-// figures compare statements and round trips rather than the disk's flush
-// latency. MySQL/MariaDB run with the server's settings (a session cannot change
+// On PostgreSQL, commit=sync is the server's durable default (every commit
+// waits for its WAL flush, which all three designs pay twice), and commit=async
+// sets synchronous_commit=off for the benchmark's sessions so the figures compare
+// statements and round trips rather than the disk's flush latency. MySQL/MariaDB
+// run with the server's settings (a session cannot change
 // innodb_flush_log_at_trx_commit); SQLite with the settings Open uses (WAL,
-// synchronous=FULL).
+// synchronous=FULL). rtt=1ms puts a proxy in front of the server that delays
+// every exchange by 1 ms, about a same-zone network round trip; every network
+// run reports rtts/op, the request–response exchanges the proxy counted per
+// message (a fixed number, unlike the times on a shared machine).
 func BenchmarkClaimComplete(b *testing.B) {
 	type setup struct {
 		name   string
 		d      sqlgate.Dialect
 		params map[string]string
+		rtt    time.Duration
 	}
+	async := map[string]string{"synchronous_commit": "off"}
 	for _, c := range []setup{
-		{"db=postgres/commit=sync", sqlgate.Postgres, nil},
-		{"db=postgres/commit=async", sqlgate.Postgres, map[string]string{"synchronous_commit": "off"}},
-		{"db=mysql", sqlgate.MySQL, nil},
-		{"db=sqlite", sqlgate.SQLite, nil},
+		{"db=postgres/commit=sync/rtt=0", sqlgate.Postgres, nil, 0},
+		{"db=postgres/commit=async/rtt=0", sqlgate.Postgres, async, 0},
+		{"db=postgres/commit=async/rtt=1ms", sqlgate.Postgres, async, time.Millisecond},
+		{"db=mysql/rtt=0", sqlgate.MySQL, nil, 0},
+		{"db=mysql/rtt=1ms", sqlgate.MySQL, nil, time.Millisecond},
+		{"db=sqlite", sqlgate.SQLite, nil, 0},
 	} {
 		b.Run(c.name, func(b *testing.B) {
-			db := openDB(b, c.d, c.params)
+			var p *delayProxy
+			var db *sql.DB
+			if c.d == sqlgate.SQLite {
+				db = openDB(b, c.d, nil)
+			} else {
+				p = newDelayProxy(b, serverAddr(b, c.d), c.rtt)
+				addr := p.Addr()
+				db = openDBVia(b, c.d, c.params, &addr)
+			}
 			db.SetMaxOpenConns(4)
 			s := newStore(b, db, c.d)
 			r := newRaw(c.d, s.Table())
-			b.Run("impl=sqlgate", func(b *testing.B) { benchSqlgate(b, s) })
-			b.Run("impl=floor", func(b *testing.B) { benchLoop(b, db, r.floor) })
-			b.Run("impl=classic", func(b *testing.B) { benchLoop(b, db, r.classic) })
+			trips := func(b *testing.B, run func(*testing.B)) {
+				var before int64
+				if p != nil {
+					before = p.Trips()
+				}
+				run(b)
+				if p != nil {
+					b.ReportMetric(float64(p.Trips()-before)/float64(b.N), "rtts/op")
+				}
+			}
+			b.Run("impl=sqlgate", func(b *testing.B) { trips(b, func(b *testing.B) { benchSqlgate(b, s) }) })
+			b.Run("impl=floor", func(b *testing.B) { trips(b, func(b *testing.B) { benchLoop(b, db, r.floor) }) })
+			b.Run("impl=classic", func(b *testing.B) { trips(b, func(b *testing.B) { benchLoop(b, db, r.classic) }) })
 		})
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"crypto/rand"
 	"database/sql"
 	"encoding/hex"
+	"net/url"
 	"path/filepath"
 	"testing"
 	"time"
@@ -28,11 +29,43 @@ var dialects = []sqlgate.Dialect{sqlgate.Postgres, sqlgate.MySQL, sqlgate.SQLite
 // PostgreSQL runtime parameters, for MySQL system variables.
 func openDB(t testing.TB, d sqlgate.Dialect, params map[string]string) *sql.DB {
 	t.Helper()
+	return openDBVia(t, d, params, nil)
+}
+
+// serverAddr returns the host:port of the test's server for d.
+func serverAddr(t testing.TB, d sqlgate.Dialect) string {
+	t.Helper()
+	if d == sqlgate.MySQL {
+		cfg, err := mysql.ParseDSN(testenv.MySQL(t))
+		if err != nil {
+			t.Fatalf("parse MySQL DSN: %v", err)
+		}
+		return cfg.Addr
+	}
+	u, err := url.Parse(testenv.Postgres(t))
+	if err != nil {
+		t.Fatalf("parse PostgreSQL DSN: %v", err)
+	}
+	return u.Host
+}
+
+// openDBVia is openDB connecting to addr (host:port) instead of the server's
+// own address when addr is not nil, to go through a proxy.
+func openDBVia(t testing.TB, d sqlgate.Dialect, params map[string]string, addr *string) *sql.DB {
+	t.Helper()
 	var db *sql.DB
 	var err error
 	switch d {
 	case sqlgate.Postgres:
 		dsn := testenv.Postgres(t)
+		if addr != nil {
+			u, perr := url.Parse(dsn)
+			if perr != nil || u.Host == "" {
+				t.Fatalf("a proxy needs a URL PostgreSQL DSN: %q, %v", dsn, perr)
+			}
+			u.Host = *addr
+			dsn = u.String()
+		}
 		for k, v := range params {
 			dsn = addQuery(dsn, k, v)
 		}
@@ -41,6 +74,9 @@ func openDB(t testing.TB, d sqlgate.Dialect, params map[string]string) *sql.DB {
 		cfg, perr := mysql.ParseDSN(testenv.MySQL(t))
 		if perr != nil {
 			t.Fatalf("parse MySQL DSN: %v", perr)
+		}
+		if addr != nil {
+			cfg.Addr = *addr
 		}
 		cfg.InterpolateParams = true
 		if len(params) > 0 {

@@ -116,3 +116,13 @@ func waitFor(t *testing.T, what string, cond func() bool) {
 		time.Sleep(time.Millisecond) // polls state that other goroutines change
 	}
 }
+
+// waitDone waits until ctx is done, failing the test after 10s.
+func waitDone(t *testing.T, ctx context.Context) {
+	t.Helper()
+	select {
+	case <-ctx.Done():
+	case <-time.After(10 * time.Second):
+		t.Fatal("context not done within 10s")
+	}
+}

@@ -94,7 +94,7 @@ func TestScopeGivesUpBeforeTheLeaseCanLapse(t *testing.T) {
 	const lease, iv = 300 * time.Millisecond, 50 * time.Millisecond
 	c := newClient(t, f, clk, dlock.Options{Lease: lease, RenewInterval: iv})
 	err := c.Do(context.Background(), "k", func(ctx context.Context, _ int64) error {
-		<-ctx.Done()
+		waitDone(t, ctx)
 		return ctx.Err()
 	})
 	if !errors.Is(err, gate.ErrLeaseLost) || !strings.Contains(err.Error(), errStore.Error()) {
@@ -133,7 +133,7 @@ func TestScopeCancelsOnAdvancedFence(t *testing.T) {
 		if _, err := c.AdvanceFence(ctx, "k", token+10); err != nil {
 			t.Fatal(err)
 		}
-		<-fctx.Done()
+		waitDone(t, fctx)
 		if !errors.Is(context.Cause(fctx), gate.ErrLeaseLost) {
 			t.Errorf("cause = %v, want ErrLeaseLost", context.Cause(fctx))
 		}

@@ -42,7 +42,7 @@ func (c contract) envs(extra map[string]pulumi.StringInput) (cloudrunv2.ServiceT
 		env(EnvBackend, pulumi.String("datastore")),
 		env(EnvNamespace, pulumi.String(c.namespace)),
 		env(EnvDatastoreKind, pulumi.String(c.kind)),
-		env(EnvDatastoreDatabase, pulumi.String(c.database)),
+		env(EnvDatastoreDatabase, pulumi.String(clientDatabase(c.database))),
 		env(EnvProject, c.project),
 	}
 	planEnv := c.plan.Env()
@@ -64,6 +64,17 @@ func (c contract) envs(extra map[string]pulumi.StringInput) (cloudrunv2.ServiceT
 		out = append(out, env(k, extra[k]))
 	}
 	return out, nil
+}
+
+// clientDatabase is the database ID as the Datastore API takes it: empty for
+// the default database, since the API refuses "(default)" as a database_id.
+// Source: Datastore API v1 reference, e.g. CommitRequest.database_id,
+// https://cloud.google.com/datastore/docs/reference/data/rest/v1/projects/commit
+func clientDatabase(id string) string {
+	if id == DefaultDatabase {
+		return ""
+	}
+	return id
 }
 
 func env(name string, v pulumi.StringInput) cloudrunv2.ServiceTemplateContainerEnvInput {

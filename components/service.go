@@ -26,7 +26,9 @@ type ServiceArgs struct {
 	Namespace string
 	// Kind is ONCEGATE_DATASTORE_KIND. Empty means DefaultKind.
 	Kind string
-	// Database is ONCEGATE_DATASTORE_DATABASE. Empty means DefaultDatabase.
+	// Database is the database ID. Empty means DefaultDatabase, which
+	// ONCEGATE_DATASTORE_DATABASE carries as the empty string (the Datastore
+	// API's name for the default database).
 	Database string
 
 	// Name is the Cloud Run service name. Nil means one derived from the

@@ -39,13 +39,14 @@ func envOf(t *testing.T, r rec) []string {
 	return out
 }
 
-// contractFor lists the variables a service running p must get, in order.
+// contractFor lists the variables a service running p must get, in order. The
+// default database travels as the empty string, the Datastore API's name for it.
 func contractFor(p sizing.Plan, namespace, kind, database string) []string {
 	out := []string{
 		"ONCEGATE_BACKEND=datastore",
 		"ONCEGATE_NAMESPACE=" + namespace,
 		"ONCEGATE_DATASTORE_KIND=" + kind,
-		"ONCEGATE_DATASTORE_DATABASE=" + database,
+		"ONCEGATE_DATASTORE_DATABASE=" + strings.TrimSuffix(database, "(default)"),
 		"GOOGLE_CLOUD_PROJECT=" + testProject,
 	}
 	env := p.Env()

@@ -1,0 +1,141 @@
+package stack
+
+import (
+	"errors"
+	"fmt"
+	"strconv"
+	"time"
+
+	"github.com/oncegate/oncegate/components"
+	"github.com/oncegate/oncegate/sizing"
+	"github.com/pulumi/pulumi/sdk/v3/go/pulumi"
+)
+
+// Stack configuration keys, all in the "oncegate" namespace except the
+// provider's gcp:project and gcp:region. docs/deploy.md lists them too.
+//
+// Durations are Go durations ("60s", "15m"); an unset plan key takes the
+// sizing package's default, except lease, heartbeat and workDeadline, which
+// default to the recommended renewed plan (60s, 20s, 60s). Set heartbeat to
+// "0s" for an unrenewed lease.
+var durationKeys = []struct {
+	key string
+	def string
+	set func(*sizing.Plan, time.Duration)
+}{
+	{"lease", "60s", func(p *sizing.Plan, d time.Duration) { p.Lease = d }},
+	{"heartbeat", "20s", func(p *sizing.Plan, d time.Duration) { p.Heartbeat = d }},
+	{"workDeadline", "60s", func(p *sizing.Plan, d time.Duration) { p.WorkDeadline = d }},
+	{"ttl", "", func(p *sizing.Plan, d time.Duration) { p.TTL = d }},
+	{"shutdownGrace", "", func(p *sizing.Plan, d time.Duration) { p.ShutdownGrace = d }},
+	{"ackDeadline", "", func(p *sizing.Plan, d time.Duration) { p.AckDeadline = d }},
+	{"minBackoff", "", func(p *sizing.Plan, d time.Duration) { p.MinBackoff = d }},
+	{"maxBackoff", "", func(p *sizing.Plan, d time.Duration) { p.MaxBackoff = d }},
+	{"requestTimeout", "", func(p *sizing.Plan, d time.Duration) { p.RequestTimeout = d }},
+}
+
+// settings are the stack's configuration, read and checked.
+type settings struct {
+	name string // the consumer's name: config "name", default "oncegate"
+	args *components.ConsumerArgs
+}
+
+// readSettings reads the stack configuration through get ("oncegate:<key>")
+// and gcp ("gcp:<key>"). It returns an error naming the key and the accepted
+// form for a missing or malformed value; the plan itself is checked by the
+// components, at preview.
+func readSettings(get, gcp func(key string) string) (settings, error) {
+	var errs []error
+	bad := func(key, val, want string) {
+		errs = append(errs, fmt.Errorf("config oncegate:%s: %q is malformed; want %s", key, val, want))
+	}
+	or := func(key, def string) string {
+		if v := get(key); v != "" {
+			return v
+		}
+		return def
+	}
+	boolean := func(key string) bool {
+		v, err := strconv.ParseBool(or(key, "false"))
+		if err != nil {
+			bad(key, get(key), "true or false")
+		}
+		return v
+	}
+	integer := func(key string) int {
+		v, err := strconv.Atoi(or(key, "0"))
+		if err != nil || v < 0 {
+			bad(key, get(key), "a whole number, 0 or more")
+		}
+		return v
+	}
+
+	project := gcp("project")
+	if project == "" {
+		errs = append(errs, errors.New("config gcp:project is not set; run `pulumi config set gcp:project <project-id>`"))
+	}
+	image := get("image")
+	if image == "" {
+		errs = append(errs, errors.New("config oncegate:image is not set; run `pulumi config set image <registry>/<repo>/worker:<tag>`"))
+	}
+	region := or("region", gcp("region"))
+	if region == "" {
+		region = "us-central1"
+	}
+
+	var plan sizing.Plan
+	for _, k := range durationKeys {
+		v := or(k.key, k.def)
+		if v == "" {
+			continue
+		}
+		d, err := time.ParseDuration(v)
+		if err != nil {
+			bad(k.key, v, "a Go duration such as 60s, 1m30s or 15m")
+			continue
+		}
+		k.set(&plan, d)
+	}
+	plan.MaxDeliveryAttempts = integer("maxDeliveryAttempts")
+
+	args := &components.ConsumerArgs{
+		Project:   pulumi.String(project),
+		Region:    pulumi.String(region),
+		Plan:      plan,
+		Namespace: get("namespace"),
+		Service: components.ConsumerServiceArgs{
+			Image:              pulumi.String(image),
+			Concurrency:        integer("concurrency"),
+			MaxInstances:       integer("maxInstances"),
+			DeletionProtection: boolean("deletionProtection"),
+		},
+		TTLPolicy: components.ConsumerTTLArgs{
+			Kind:     get("kind"),
+			Database: get("database"),
+		},
+		SkipServices: boolean("skipServices"),
+	}
+	if v := get("projectNumber"); v != "" {
+		args.ProjectNumber = pulumi.String(v)
+	}
+	if v := get("existingTopic"); v != "" {
+		args.Topic.Existing = pulumi.String(v)
+	}
+	if v := get("supplierUrl"); v != "" {
+		args.Service.Env = map[string]pulumi.StringInput{"SUPPLIER_URL": pulumi.String(v)}
+	}
+	if boolean("createDatabase") {
+		loc := get("databaseLocation")
+		if loc == "" {
+			errs = append(errs, errors.New("config oncegate:databaseLocation is not set; createDatabase needs it, e.g. nam5 or europe-west1"))
+		}
+		args.TTLPolicy.CreateDatabase = &components.DatabaseArgs{
+			LocationID:      pulumi.String(loc),
+			ConcurrencyMode: get("concurrencyMode"),
+		}
+	}
+	if len(errs) > 0 {
+		return settings{}, errors.Join(errs...)
+	}
+	return settings{name: or("name", "oncegate"), args: args}, nil
+}

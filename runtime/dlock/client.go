@@ -80,7 +80,8 @@ func (c *Client) Acquire(ctx context.Context, key, owner string) (*Lock, error) 
 // carries the same claim token, so an attempt whose claim was applied but whose
 // answer was lost is recognised by the next one instead of waiting out its own
 // lease. It returns Acquire's errors except ErrLocked and store errors; when ctx
-// ends first, the error matches ctx.Err() and the last attempt's error.
+// ends first, the error matches ctx.Err() and the last attempt's error (the
+// last one that ctx's end did not cut short, such as ErrLocked).
 func (c *Client) AcquireWait(ctx context.Context, key, owner string) (*Lock, error) {
 	if key == "" {
 		return nil, fmt.Errorf("acquire: %w: key is empty", gate.ErrInvalidKey)
@@ -88,8 +89,12 @@ func (c *Client) AcquireWait(ctx context.Context, key, owner string) (*Lock, err
 	owner, token := c.owner(owner), newToken()
 	t := time.NewTimer(c.opts.RetryInterval)
 	defer t.Stop()
+	var last error // the last attempt's error, unless ctx's end caused it
 	for {
 		l, err := c.claim(ctx, key, owner, token)
+		if ctx.Err() == nil || last == nil {
+			last = err
+		}
 		switch {
 		case err == nil:
 			return l, nil
@@ -102,7 +107,7 @@ func (c *Client) AcquireWait(ctx context.Context, key, owner string) (*Lock, err
 		t.Reset(c.opts.RetryInterval)
 		select {
 		case <-ctx.Done():
-			return nil, fmt.Errorf("acquire %q: %w; last attempt: %w", c.Key(key), ctx.Err(), err)
+			return nil, fmt.Errorf("acquire %q: %w; last attempt: %w", c.Key(key), ctx.Err(), last)
 		case <-t.C:
 		}
 	}

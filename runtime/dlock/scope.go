@@ -43,7 +43,8 @@ func (c *Client) Do(ctx context.Context, key string, fn ScopeFunc) error {
 // ctx. A renewal that fails without an answer is retried at the next interval;
 // when the next one would come after the lease (as last confirmed, measured on
 // this machine's monotonic clock from when that renewal was sent) may have
-// lapsed, fn's context is cancelled with gate.ErrLeaseLost instead. A release
+// lapsed, fn's context is cancelled with gate.ErrLeaseLost instead. Each
+// renewal call is bounded by the time left on the lease as last confirmed. A release
 // that fails without an answer is logged, and the lease lapses on its own. It
 // needs gate.Renewer (else a *CapabilityError, and l is left held).
 func (l *Lock) Scope(ctx context.Context, fn ScopeFunc) error {
@@ -112,7 +113,8 @@ func (l *Lock) keepAlive(ctx context.Context, cancel context.CancelCauseFunc, r 
 			case <-t.C:
 			}
 			sent := time.Now()
-			rctx, rcancel := context.WithTimeout(ctx, iv)
+			// A renewal answered after the lease may have lapsed is worthless.
+			rctx, rcancel := context.WithTimeout(ctx, lease-sent.Sub(confirmed))
 			ok, err := r.Renew(rctx, l.storeKey, l.token, lease, l.c.opts.TTL)
 			rcancel()
 			switch {

@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/oncegate/oncegate/internal/dsfake"
 	"github.com/oncegate/oncegate/internal/testenv"
@@ -51,8 +52,15 @@ func TestMemory(t *testing.T) {
 func TestSQLite(t *testing.T) {
 	dsn := "sqlite:" + filepath.Join(t.TempDir(), "oncegate.db")
 	c := roundTrip(t, valid.with("ONCEGATE_BACKEND", "sql", "ONCEGATE_SQL_DSN", dsn))
-	if s, ok := c.Backend.(*sqlgate.Store); !ok || s.Dialect() != sqlgate.SQLite {
-		t.Errorf("backend %T", c.Backend)
+	s, ok := c.Backend.(*sqlgate.Store)
+	if !ok || s.Dialect() != sqlgate.SQLite {
+		t.Fatalf("backend %T", c.Backend)
+	}
+	if err := c.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.DB().Ping(); err == nil {
+		t.Error("Close left the pool open")
 	}
 }
 
@@ -80,8 +88,15 @@ func TestSQLDSNRefused(t *testing.T) {
 func TestRedis(t *testing.T) {
 	addr := testenv.Redis(t)
 	c := roundTrip(t, valid.with("ONCEGATE_BACKEND", "redis", "ONCEGATE_REDIS_ADDR", addr))
-	if _, ok := c.Backend.(*redisgate.Store); !ok {
-		t.Errorf("backend %T", c.Backend)
+	s, ok := c.Backend.(*redisgate.Store)
+	if !ok {
+		t.Fatalf("backend %T", c.Backend)
+	}
+	if err := c.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Claim(context.Background(), gate.ClaimRequest{Key: "k", Token: "t", Lease: time.Second, TTL: time.Second}); err == nil {
+		t.Error("Close left the client open")
 	}
 	roundTrip(t, valid.with("ONCEGATE_BACKEND", "redis", "ONCEGATE_REDIS_ADDR", "redis://"+addr+"/0"))
 }

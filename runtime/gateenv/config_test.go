@@ -112,6 +112,7 @@ func TestRefusals(t *testing.T) {
 		{"attempts not a number", valid.with("ONCEGATE_MAX_DELIVERY_ATTEMPTS", "many"), []string{"ONCEGATE_MAX_DELIVERY_ATTEMPTS"}, "whole number"},
 		{"disabled not a boolean", valid.with("ONCEGATE_DISABLED", "maybe"), []string{"ONCEGATE_DISABLED"}, "1"},
 		{"several at once", valid.with("ONCEGATE_BACKEND", "", "ONCEGATE_LEASE", "x"), []string{"ONCEGATE_BACKEND", "ONCEGATE_LEASE"}, ""},
+		{"several plan variables", valid.with("ONCEGATE_LEASE", "x", "ONCEGATE_WORK_DEADLINE", "y"), []string{"ONCEGATE_LEASE", "ONCEGATE_WORK_DEADLINE"}, ""},
 		{"unsafe plan: work outlives an unrenewed lease", valid.with("ONCEGATE_HEARTBEAT", "0s", "ONCEGATE_LEASE", "1m", "ONCEGATE_WORK_DEADLINE", "5m"),
 			[]string{"ONCEGATE_LEASE"}, ""},
 		{"unsafe plan: heartbeat too slow", valid.with("ONCEGATE_HEARTBEAT", "50s"), []string{"ONCEGATE_HEARTBEAT"}, ""},

@@ -13,7 +13,7 @@ type envError struct{ errs []error }
 func (e *envError) Error() string {
 	msgs := make([]string, len(e.errs))
 	for i, err := range e.errs {
-		msgs[i] = strings.ReplaceAll(err.Error(), "\n", "; ")
+		msgs[i] = err.Error()
 	}
 	return "gateenv: " + strings.Join(msgs, "; ")
 }

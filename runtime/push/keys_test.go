@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/oncegate/oncegate/runtime/gate"
 	"github.com/oncegate/oncegate/runtime/push"
@@ -200,5 +201,28 @@ func TestDisabledPassThrough(t *testing.T) {
 	// Disabled needs no gate at all.
 	if _, err := push.NewHandler(nil, func(context.Context, *push.Message, gate.Claim) error { return nil }, &push.Options{Disabled: true}); err != nil {
 		t.Errorf("disabled without a gate: %v", err)
+	}
+}
+
+// TestUnguardedRunHasWorkDeadline checks an unguarded run gets the gate's work
+// deadline and survives the client going away, like a guarded one.
+func TestUnguardedRunHasWorkDeadline(t *testing.T) {
+	e := newEnv(t, nil, &gate.Options{Lease: time.Minute, WorkDeadline: 30 * time.Second})
+	var deadline time.Time
+	var cancelled bool
+	h, _ := push.NewHandler(e.gate, func(ctx context.Context, _ *push.Message, _ gate.Claim) error {
+		deadline, _ = ctx.Deadline()
+		cancelled = ctx.Err() != nil
+		return nil
+	}, &push.Options{AllowUnguarded: true, KeyFunc: func(*push.Message) (string, error) { return "", nil }})
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	rec := newRecorder()
+	h.ServeHTTP(rec, newRequest(envelope("u", nil, 0)).WithContext(ctx))
+	if rec.Code != http.StatusNoContent || cancelled {
+		t.Fatalf("status %d, cancelled %v", rec.Code, cancelled)
+	}
+	if d := time.Until(deadline); d <= 0 || d > 30*time.Second {
+		t.Errorf("deadline in %s, want within 30s", d)
 	}
 }

@@ -49,7 +49,10 @@ func (t *Term) Ended() bool {
 // matching ErrStaleToken when the term is over (now or earlier), or the
 // database's error. The term counts as taken once a Take succeeded, even if x
 // later rolls back: that only relaxes the next guard from "lower than the token"
-// to "at most the token", which no other holder's token passes.
+// to "at most the token", which no other holder's token passes. Call it once
+// per transaction: guards of one Term run one at a time, so a second guard in
+// a transaction whose row lock another guard of the same Term is waiting for
+// would deadlock.
 func (t *Term) Guard(ctx context.Context, x Execer) error {
 	t.mu.Lock()
 	defer t.mu.Unlock()

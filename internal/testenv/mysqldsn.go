@@ -93,5 +93,10 @@ func mysqlURL(dsn string) (string, error) {
 	if u.RawQuery == "/" {
 		u.RawQuery = ""
 	}
+	// Some addresses the driver takes (a host with a space) are no URL host.
+	want := cfg.FormatDSN()
+	if back, err := mysqlDriverDSN(u.String()); err != nil || back != want {
+		return "", fmt.Errorf("MySQL URL: %s has no URL form", redact(want))
+	}
 	return u.String(), nil
 }

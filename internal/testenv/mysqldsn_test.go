@@ -38,8 +38,13 @@ func TestMySQLFormsRejected(t *testing.T) {
 			t.Errorf("mysqlDriverDSN(%q) = %q, want an error", in, got)
 		}
 	}
-	if got, err := mysqlURL("root@unix(/run/mysqld.sock)/test"); err == nil {
-		t.Errorf("mysqlURL of a socket DSN = %q, want an error", got)
+	for _, in := range []string{
+		"root@unix(/run/mysqld.sock)/test", // a socket has no URL form
+		"( )/",                             // nor a host with a space
+	} {
+		if got, err := mysqlURL(in); err == nil {
+			t.Errorf("mysqlURL(%q) = %q, want an error", in, got)
+		}
 	}
 }
 

@@ -32,6 +32,14 @@ type outputs struct {
 	plan map[string]string
 }
 
+// snapshot returns copies of the collected outputs, under the lock the apply
+// callbacks write with.
+func (o *outputs) snapshot() (map[string]string, map[string]string) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return maps.Clone(o.strs), maps.Clone(o.plan)
+}
+
 func newConsumer(args *ConsumerArgs) (*mocks, *outputs, error) {
 	o := &outputs{strs: map[string]string{}}
 	m, err := run(func(ctx *pulumi.Context) error {
@@ -116,11 +124,12 @@ func TestConsumer(t *testing.T) {
 		"url": uri, "service": "orders-service-service", "push": "orders-push-push@" + testProject + ".iam.gserviceaccount.com",
 		"runtime": "orders-service-run@" + testProject + ".iam.gserviceaccount.com", "database": "(default)", "kind": DefaultKind,
 	}
-	if !maps.Equal(o.strs, wantOut) {
-		t.Errorf("outputs = %v\nwant %v", o.strs, wantOut)
+	strs, planOut := o.snapshot()
+	if !maps.Equal(strs, wantOut) {
+		t.Errorf("outputs = %v\nwant %v", strs, wantOut)
 	}
-	if !maps.Equal(o.plan, plan.Env()) {
-		t.Errorf("plan output = %v, want %v", o.plan, plan.Env())
+	if !maps.Equal(planOut, plan.Env()) {
+		t.Errorf("plan output = %v, want %v", planOut, plan.Env())
 	}
 }
 
@@ -158,8 +167,8 @@ func TestConsumerExistingInfra(t *testing.T) {
 	if len(m.calls) != 0 {
 		t.Errorf("project looked up although its number was given")
 	}
-	if o.strs["runtime"] != "" || o.strs["service"] != "orders-svc" || o.strs["url"] != runURL {
-		t.Errorf("outputs = %v", o.strs)
+	if strs, _ := o.snapshot(); strs["runtime"] != "" || strs["service"] != "orders-svc" || strs["url"] != runURL {
+		t.Errorf("outputs = %v", strs)
 	}
 }
 

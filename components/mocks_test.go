@@ -81,6 +81,10 @@ func (m *mocks) Call(a pulumi.MockCallArgs) (resource.PropertyMap, error) {
 func run(body pulumi.RunFunc) (*mocks, error) {
 	m := &mocks{}
 	err := pulumi.RunErr(body, pulumi.WithMocks("oncegate", "test", m))
+	// Every write happened under the lock: taking it once orders them before
+	// the test's reads.
+	m.mu.Lock()
+	defer m.mu.Unlock()
 	return m, err
 }
 

@@ -123,7 +123,10 @@ func deploy(t *testing.T, cfg map[string]string) (*counter, error) {
 	b, _ := json.Marshal(all)
 	t.Setenv("PULUMI_CONFIG", string(b))
 	c := &counter{types: map[string]int{}}
-	return c, pulumi.RunErr(Program, pulumi.WithMocks("oncegate", "dev", c))
+	err := pulumi.RunErr(Program, pulumi.WithMocks("oncegate", "dev", c))
+	c.mu.Lock() // orders the mock's writes before the test's reads
+	defer c.mu.Unlock()
+	return c, err
 }
 
 func TestProgram(t *testing.T) {

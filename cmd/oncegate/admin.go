@@ -13,23 +13,19 @@ import (
 	"github.com/oncegate/oncegate/runtime/gateenv"
 )
 
-// openBackend opens the backend the environment contract names and returns the
-// namespaced key function and ttl with it.
-func openBackend(ctx context.Context) (*gateenv.Config, error) {
+// withBackend opens the backend the ONCEGATE_* environment names, checks that it
+// has capability T (what says which, for the error) and calls fn with both.
+func withBackend[T any](ctx context.Context, what string, fn func(cfg *gateenv.Config, b T) error) error {
 	cfg, err := gateenv.New(ctx, &gateenv.Options{Getenv: os.Getenv})
 	if err != nil {
-		return nil, fmt.Errorf("configure from the environment: %w", err)
+		return fmt.Errorf("configure from the environment: %w", err)
 	}
-	return cfg, nil
-}
-
-// capability returns the backend as T or an error naming what it lacks.
-func capability[T any](cfg *gateenv.Config, what string) (T, error) {
-	c, ok := cfg.Backend.(T)
+	defer cfg.Close()
+	b, ok := cfg.Backend.(T)
 	if !ok {
-		return c, fmt.Errorf("backend %s cannot %s", cfg.BackendName, what)
+		return fmt.Errorf("backend %s cannot %s", cfg.BackendName, what)
 	}
-	return c, nil
+	return fn(cfg, b)
 }
 
 func storedKey(cfg *gateenv.Config, key string, raw bool) string {
@@ -64,24 +60,17 @@ func newInspectCmd() *cobra.Command {
 		Short: "Show a key's record (backend from the ONCEGATE_* environment)",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			cfg, err := openBackend(cmd.Context())
-			if err != nil {
-				return err
-			}
-			defer cfg.Close()
-			in, err := capability[gate.Inspector](cfg, "inspect records")
-			if err != nil {
-				return err
-			}
-			r, ok, err := in.Inspect(cmd.Context(), storedKey(cfg, args[0], raw))
-			if err != nil {
-				return err
-			}
-			if !ok {
-				return fmt.Errorf("inspect %q: %w", args[0], gate.ErrNotFound)
-			}
-			printRecord(cmd, r)
-			return nil
+			return withBackend(cmd.Context(), "inspect records", func(cfg *gateenv.Config, in gate.Inspector) error {
+				r, ok, err := in.Inspect(cmd.Context(), storedKey(cfg, args[0], raw))
+				if err != nil {
+					return err
+				}
+				if !ok {
+					return fmt.Errorf("inspect %q: %w", args[0], gate.ErrNotFound)
+				}
+				printRecord(cmd, r)
+				return nil
+			})
 		},
 	}
 	cmd.Flags().BoolVar(&raw, "raw", false, "KEY is the stored key (do not prefix ONCEGATE_NAMESPACE)")
@@ -95,24 +84,17 @@ func newUnresolvedCmd() *cobra.Command {
 		Short: "List records whose outcome is unknown, oldest first, with their age",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			cfg, err := openBackend(cmd.Context())
-			if err != nil {
-				return err
-			}
-			defer cfg.Close()
-			l, err := capability[gate.UnresolvedLister](cfg, "list unresolved records")
-			if err != nil {
-				return err
-			}
-			rs, err := l.ListUnresolved(cmd.Context(), limit)
-			if err != nil {
-				return err
-			}
-			for _, r := range rs {
-				fmt.Fprintf(cmd.OutOrStdout(), "%s\tfence %d\towner %s\tage %s\n", r.Key, r.Fence, r.Owner, time.Since(r.LeaseExpiry).Truncate(time.Second))
-			}
-			fmt.Fprintf(cmd.OutOrStdout(), "%d unresolved\n", len(rs))
-			return nil
+			return withBackend(cmd.Context(), "list unresolved records", func(_ *gateenv.Config, l gate.UnresolvedLister) error {
+				rs, err := l.ListUnresolved(cmd.Context(), limit)
+				if err != nil {
+					return err
+				}
+				for _, r := range rs {
+					fmt.Fprintf(cmd.OutOrStdout(), "%s\tfence %d\towner %s\tage %s\n", r.Key, r.Fence, r.Owner, time.Since(r.LeaseExpiry).Truncate(time.Second))
+				}
+				fmt.Fprintf(cmd.OutOrStdout(), "%d unresolved\n", len(rs))
+				return nil
+			})
 		},
 	}
 	cmd.Flags().IntVar(&limit, "limit", 100, "at most this many (0: all)")
@@ -129,21 +111,14 @@ func newResolveCmd() *cobra.Command {
 			if done == retry {
 				return errors.New("resolve: give exactly one of --done (the effect happened) or --retry (run it again)")
 			}
-			cfg, err := openBackend(cmd.Context())
-			if err != nil {
-				return err
-			}
-			defer cfg.Close()
-			rs, err := capability[gate.Resolver](cfg, "resolve records")
-			if err != nil {
-				return err
-			}
-			key := storedKey(cfg, args[0], raw)
-			if err := rs.Resolve(cmd.Context(), key, done, cfg.Plan.TTL); err != nil {
-				return err
-			}
-			fmt.Fprintf(cmd.OutOrStdout(), "resolved %s as %s\n", key, map[bool]string{true: "done", false: "retry"}[done])
-			return nil
+			return withBackend(cmd.Context(), "resolve records", func(cfg *gateenv.Config, rs gate.Resolver) error {
+				key := storedKey(cfg, args[0], raw)
+				if err := rs.Resolve(cmd.Context(), key, done, cfg.Plan.TTL); err != nil {
+					return err
+				}
+				fmt.Fprintf(cmd.OutOrStdout(), "resolved %s as %s\n", key, map[bool]string{true: "done", false: "retry"}[done])
+				return nil
+			})
 		},
 	}
 	cmd.Flags().BoolVar(&done, "done", false, "the effect happened: record the key done")
@@ -159,21 +134,14 @@ func newPurgeCmd() *cobra.Command {
 		Short: "Delete records past expires_at (never a live claim or an unknown record)",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			cfg, err := openBackend(cmd.Context())
-			if err != nil {
-				return err
-			}
-			defer cfg.Close()
-			p, err := capability[gate.Purger](cfg, "purge records")
-			if err != nil {
-				return err
-			}
-			n, err := p.Purge(cmd.Context(), limit)
-			if err != nil {
-				return err
-			}
-			fmt.Fprintf(cmd.OutOrStdout(), "purged %d records\n", n)
-			return nil
+			return withBackend(cmd.Context(), "purge records", func(_ *gateenv.Config, p gate.Purger) error {
+				n, err := p.Purge(cmd.Context(), limit)
+				if err != nil {
+					return err
+				}
+				fmt.Fprintf(cmd.OutOrStdout(), "purged %d records\n", n)
+				return nil
+			})
 		},
 	}
 	cmd.Flags().IntVar(&limit, "limit", 0, "at most this many (0: all)")

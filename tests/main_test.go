@@ -1,0 +1,33 @@
+package e2e_test
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/signal"
+	"syscall"
+	"testing"
+
+	"github.com/oncegate/oncegate/internal/testenv"
+	"github.com/oncegate/oncegate/internal/worker"
+)
+
+// envWorker makes the test binary run as a reference worker instead of the
+// tests: the suite starts its workers as `<test binary> -test.run=^$` with
+// ONCEGATE_E2E_WORKER=1, so they are real processes that SIGKILL can crash,
+// built from the same code as examples/cloudrun without a separate go build.
+const envWorker = "ONCEGATE_E2E_WORKER"
+
+func TestMain(m *testing.M) {
+	if os.Getenv(envWorker) == "1" {
+		ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, os.Interrupt)
+		err := worker.Main(ctx, os.Getenv, os.Stderr)
+		stop()
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "worker:", err)
+			os.Exit(1)
+		}
+		os.Exit(0)
+	}
+	testenv.Main(m)
+}

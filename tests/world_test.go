@@ -1,0 +1,365 @@
+package e2e_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http/httptest"
+	"os"
+	"slices"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"cloud.google.com/go/pubsub/v2/apiv1/pubsubpb"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+	"google.golang.org/protobuf/types/known/durationpb"
+
+	"github.com/oncegate/oncegate/internal/demo"
+	"github.com/oncegate/oncegate/internal/localpubsub"
+	"github.com/oncegate/oncegate/internal/pushbridge"
+	"github.com/oncegate/oncegate/internal/supplier"
+	"github.com/oncegate/oncegate/internal/testenv"
+	"github.com/oncegate/oncegate/internal/workerproc"
+	"github.com/oncegate/oncegate/sizing"
+)
+
+// worldOptions shape one scenario's world. The zero value means defaults.
+type worldOptions struct {
+	// Workers is how many worker processes run. Default 2.
+	Workers int
+	// Plan is the plan the workers run with and the subscription is sized by.
+	// Zero means demo.Plan(): a 3 s lease renewed every second, a 10 s work and
+	// ack deadline, 1 s backoff.
+	Plan sizing.Plan
+	// SubscriptionAttempts, when positive, sets the subscription's max delivery
+	// attempts instead of the plan's (a subscription that drifted from the plan;
+	// the workers still get the plan).
+	SubscriptionAttempts int
+	// Mode is ONCEGATE_MODE (lock or mutex). Default lock.
+	Mode string
+	// KeyAttribute is ONCEGATE_KEY_ATTRIBUTE; empty keys by message id.
+	KeyAttribute string
+	// Subscriptions is how many push subscriptions the topic has, each with its
+	// own bridge. Default 1.
+	Subscriptions int
+	// Concurrency is each bridge's deliveries in flight. Default 8.
+	Concurrency int
+}
+
+// world is one scenario's moving parts on one backend.
+type world struct {
+	t       *testing.T
+	backend string
+	plan    sizing.Plan
+	ctx     context.Context
+	cancel  context.CancelFunc
+
+	ps      *localpubsub.Fake
+	topo    localpubsub.Topology
+	subs    []string
+	rec     *recorder
+	supSrv  *httptest.Server
+	procs   []*workerproc.Proc
+	up      []atomic.Bool
+	fe      *frontEnd
+	feSrv   *httptest.Server
+	bridges []*pushbridge.Bridge
+	brStop  context.CancelFunc
+	brDone  sync.WaitGroup
+	book    *logBook
+
+	mu          sync.Mutex
+	published   []string
+	deliveries  map[string][]pushbridge.Delivery // message id → every delivery, all subscriptions
+	acked       map[string]map[string]int        // subscription → message id → acking attempt
+	deadLetters map[string]*pubsubpb.PubsubMessage
+}
+
+// newWorld builds a world on backend b: the pstest topology sized by the plan,
+// the recorder in front of the supplier, the worker processes, the front end
+// and one bridge per subscription. Everything stops when t ends. hooks run
+// before the bridges start, so a test can set w.fe.route or w.rec.hook.
+func newWorld(t *testing.T, b backend, o worldOptions, hooks ...func(w *world)) *world {
+	t.Helper()
+	o = o.withDefaults()
+	benv := b.env(t) // before the world's cleanup: a Datastore fake outlives the workers
+	ctx, cancel := context.WithCancel(context.Background())
+	w := &world{t: t, backend: b.name, plan: o.Plan, ctx: ctx, cancel: cancel, book: newLogBook(),
+		deliveries: map[string][]pushbridge.Delivery{}, acked: map[string]map[string]int{},
+		deadLetters: map[string]*pubsubpb.PubsubMessage{}}
+	t.Cleanup(w.close)
+	w.rec = newRecorder()
+	w.supSrv = httptest.NewServer(w.rec)
+	var err error
+	if w.ps, err = localpubsub.Start(ctx, "oncegate-e2e"); err != nil {
+		t.Fatal(err)
+	}
+	w.topo = w.ps.Names("orders")
+	subPlan := o.Plan
+	if o.SubscriptionAttempts > 0 {
+		subPlan.MaxDeliveryAttempts = o.SubscriptionAttempts
+	}
+	if err := w.ps.Create(ctx, w.topo, subPlan); err != nil {
+		t.Fatal(err)
+	}
+	w.subs = []string{w.topo.Subscription}
+	for i := 2; i <= o.Subscriptions; i++ {
+		name := fmt.Sprintf("%s-%d", w.topo.Subscription, i)
+		if err := w.createSubscription(name, subPlan); err != nil {
+			t.Fatal(err)
+		}
+		w.subs = append(w.subs, name)
+	}
+	w.startWorkers(o, benv)
+	w.fe = newFrontEnd(w)
+	w.feSrv = httptest.NewServer(w.fe)
+	for _, h := range hooks {
+		h(w)
+	}
+	w.startBridges(o.Concurrency)
+	return w
+}
+
+func (o worldOptions) withDefaults() worldOptions {
+	if o.Workers <= 0 {
+		o.Workers = 2
+	}
+	if o.Plan == (sizing.Plan{}) {
+		o.Plan = demo.Plan()
+	}
+	o.Plan = o.Plan.WithDefaults()
+	if o.Subscriptions <= 0 {
+		o.Subscriptions = 1
+	}
+	if o.Concurrency <= 0 {
+		o.Concurrency = 8
+	}
+	return o
+}
+
+// createSubscription adds a push subscription to the topic with the same
+// settings localpubsub.Create gives the first.
+func (w *world) createSubscription(name string, plan sizing.Plan) error {
+	p := plan.WithDefaults()
+	_, err := w.ps.Client.SubscriptionAdminClient.CreateSubscription(w.ctx, &pubsubpb.Subscription{
+		Name: name, Topic: w.topo.Topic, AckDeadlineSeconds: int32(p.AckDeadline.Seconds()),
+		RetryPolicy:      &pubsubpb.RetryPolicy{MinimumBackoff: durationpb.New(p.MinBackoff), MaximumBackoff: durationpb.New(p.MaxBackoff)},
+		DeadLetterPolicy: &pubsubpb.DeadLetterPolicy{DeadLetterTopic: w.topo.DeadLetterTopic, MaxDeliveryAttempts: int32(p.MaxDeliveryAttempts)},
+	})
+	return err
+}
+
+// startWorkers starts the worker processes concurrently: the test binary in
+// worker mode, configured only through the environment contract.
+func (w *world) startWorkers(o worldOptions, benv []string) {
+	exe, err := os.Executable()
+	if err != nil {
+		w.t.Fatal(err)
+	}
+	env := append([]string{envWorker + "=1", "ONCEGATE_NAMESPACE=" + testenv.UniqueName(w.t, "e2e"),
+		"ONCEGATE_MODE=" + o.Mode, "ONCEGATE_KEY_ATTRIBUTE=" + o.KeyAttribute, "GOOGLE_CLOUD_PROJECT=oncegate-e2e",
+		"GORACE=halt_on_error=1"}, benv...)
+	for k, v := range o.Plan.Env() {
+		env = append(env, k+"="+v)
+	}
+	w.procs = make([]*workerproc.Proc, o.Workers)
+	w.up = make([]atomic.Bool, o.Workers)
+	errs := make([]error, o.Workers)
+	var wg sync.WaitGroup
+	for i := range o.Workers {
+		wg.Go(func() {
+			penv := slices.Concat(env, []string{"SUPPLIER_URL=" + w.supSrv.URL + workerSuffix(i)})
+			w.procs[i], errs[i] = workerproc.Start(w.ctx, []string{exe, "-test.run=^$"}, penv, w.book.sink(i))
+			w.up[i].Store(errs[i] == nil)
+		})
+	}
+	wg.Wait()
+	for i, err := range errs {
+		if err != nil {
+			w.t.Fatalf("worker %d on %s: %v", i, w.backend, err)
+		}
+	}
+}
+
+func (w *world) startBridges(concurrency int) {
+	bctx, stop := context.WithCancel(context.WithoutCancel(w.ctx))
+	w.brStop = stop
+	for _, sub := range w.subs {
+		br, err := pushbridge.New(w.ctx, w.ps.Client.SubscriptionAdminClient, pushbridge.Options{
+			Subscription: sub, Endpoint: w.feSrv.URL, Concurrency: concurrency,
+			Logger:     discardLogger,
+			OnDelivery: func(d pushbridge.Delivery) { w.observe(sub, d) },
+		})
+		if err != nil {
+			w.t.Fatal(err)
+		}
+		w.bridges = append(w.bridges, br)
+		w.brDone.Go(func() { _ = br.Run(bctx) })
+	}
+}
+
+func (w *world) observe(sub string, d pushbridge.Delivery) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.deliveries[d.MessageID] = append(w.deliveries[d.MessageID], d)
+	if d.Acked {
+		if w.acked[sub] == nil {
+			w.acked[sub] = map[string]int{}
+		}
+		w.acked[sub][d.MessageID] = d.Attempt
+	}
+}
+
+// close stops the bridges, waits for detached pushes, stops the workers
+// (SIGTERM) and closes the servers.
+func (w *world) close() {
+	if w.brStop != nil {
+		w.brStop()
+		w.brDone.Wait()
+	}
+	if w.fe != nil {
+		w.fe.bg.Wait()
+	}
+	var wg sync.WaitGroup
+	for _, p := range w.procs {
+		if p != nil {
+			wg.Go(p.Stop)
+		}
+	}
+	wg.Wait()
+	w.cancel()
+	if w.feSrv != nil {
+		w.feSrv.Close()
+	}
+	w.supSrv.Close()
+	if w.ps != nil {
+		_ = w.ps.Close()
+	}
+}
+
+// publish publishes an order with the attributes order_id (and entity when
+// set) and returns its message id.
+func (w *world) publish(o supplier.Order) string {
+	w.t.Helper()
+	data, err := json.Marshal(o)
+	if err != nil {
+		w.t.Fatal(err)
+	}
+	attrs := map[string]string{"order_id": o.Order}
+	if o.Entity != "" {
+		attrs["entity"] = o.Entity
+	}
+	id, err := w.ps.Publish(w.ctx, w.topo.Topic, data, attrs)
+	if err != nil {
+		w.t.Fatal(err)
+	}
+	w.mu.Lock()
+	w.published = append(w.published, id)
+	w.mu.Unlock()
+	return id
+}
+
+// settled reports how many published messages are acked on every
+// subscription or dead-lettered.
+func (w *world) settled() (done, total int) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	for _, id := range w.published {
+		ok := w.deadLetters[id] != nil
+		if !ok {
+			ok = true
+			for _, sub := range w.subs {
+				if _, acked := w.acked[sub][id]; !acked {
+					ok = false
+				}
+			}
+		}
+		if ok {
+			done++
+		}
+	}
+	return done, len(w.published)
+}
+
+// drainDeadLetters moves what is on the dead-letter subscription into
+// w.deadLetters.
+func (w *world) drainDeadLetters() {
+	ms, err := w.ps.DrainDeadLetters(w.ctx, w.topo)
+	// An empty pull may end with the server's DeadlineExceeded just before
+	// the client's own deadline fires: nothing was pulled.
+	if err != nil && status.Code(err) != codes.DeadlineExceeded {
+		w.t.Logf("drain dead letters: %v", err)
+	}
+	w.mu.Lock()
+	for _, m := range ms {
+		w.deadLetters[m.GetMessageId()] = m
+	}
+	w.mu.Unlock()
+}
+
+// waitSettled waits until every published message is acked on every
+// subscription or dead-lettered, logging progress every 10 s; it fails the
+// test after timeout.
+func (w *world) waitSettled(timeout time.Duration) {
+	w.t.Helper()
+	start := time.Now()
+	lastLog := start
+	for {
+		w.drainDeadLetters()
+		done, total := w.settled()
+		if done == total {
+			w.drainDeadLetters() // a straggler dead-lettered while acks finished
+			return
+		}
+		if time.Since(start) > timeout {
+			w.t.Fatalf("%s: after %s only %d of %d messages are acked or dead-lettered", w.backend, timeout, done, total)
+		}
+		if time.Since(lastLog) > 10*time.Second {
+			lastLog = time.Now()
+			w.t.Logf("%s: %5.1fs  %d/%d settled  supplier orders %d", w.backend, time.Since(start).Seconds(), done, total, w.rec.sup.Report().Orders)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+// deliveriesOf returns the bridge deliveries of one message, every
+// subscription.
+func (w *world) deliveriesOf(id string) []pushbridge.Delivery {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return append([]pushbridge.Delivery(nil), w.deliveries[id]...)
+}
+
+// ackedAttempt returns the attempt that acked id on subscription sub, 0 if none.
+func (w *world) ackedAttempt(sub, id string) int {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.acked[sub][id]
+}
+
+// deadLettered reports whether id is on the dead-letter subscription.
+func (w *world) deadLettered(id string) *pubsubpb.PubsubMessage {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.deadLetters[id]
+}
+
+// killWorker takes worker i out of rotation and kills it with SIGKILL.
+func (w *world) killWorker(i int) {
+	w.up[i].Store(false)
+	w.procs[i].Kill()
+	w.book.addKill(kill{Worker: i, At: time.Now()})
+}
+
+// restartWorker restarts worker i on its port and puts it back in rotation
+// once it answers /healthz.
+func (w *world) restartWorker(i int) error {
+	if err := w.procs[i].Restart(w.ctx); err != nil {
+		return fmt.Errorf("restart worker %d: %w", i, err)
+	}
+	w.up[i].Store(true)
+	return nil
+}

@@ -95,3 +95,15 @@ func (s *Store) Resolve(ctx context.Context, key string, asDone bool, ttl time.D
 // readable past its expiry), and unknown records are never purged. It does not
 // contact Redis.
 func (s *Store) Purge(context.Context, int) (int, error) { return 0, nil }
+
+// Now reads the server's clock (TIME), so lock queries judge leases on the clock
+// that set them; it implements dlock.Clock. In a Cluster it reads the clock of
+// whichever node the client picks for a keyless command; each record is judged
+// by its own master's clock, so the masters' clocks should agree (NTP).
+func (s *Store) Now(ctx context.Context) (time.Time, error) {
+	t, err := s.c.Time(ctx).Result()
+	if err != nil {
+		return time.Time{}, s.wrap("read clock", "", err)
+	}
+	return t.UTC(), nil
+}

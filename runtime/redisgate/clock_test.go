@@ -15,6 +15,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/oncegate/oncegate/internal/testenv"
+	"github.com/oncegate/oncegate/runtime/dlock"
 	"github.com/oncegate/oncegate/runtime/gate"
 	"github.com/oncegate/oncegate/runtime/redisgate"
 )
@@ -122,6 +123,15 @@ func TestServerClock(t *testing.T) {
 			after = serverTime(t, c)
 			rec, _, _ = s.Inspect(ctx, "short")
 			within(t, "renewed lease_expiry", rec.LeaseExpiry, before.Add(lease), after.Add(lease))
+
+			var clock dlock.Clock = s // lock queries judge leases on this clock
+			before = serverTime(t, c)
+			now, err := clock.Now(ctx)
+			after = serverTime(t, c)
+			if err != nil {
+				t.Fatalf("Now: %v", err)
+			}
+			within(t, "Now", now, before, after)
 		})
 	}
 }

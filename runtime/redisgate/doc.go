@@ -46,6 +46,15 @@
 // number of unknown records. It is meant for an operator's reconcile run, not for
 // the request path. Nothing else scans.
 //
+// # Retries
+//
+// The store does not retry; the Gate decides. go-redis itself retries a command
+// after a network error (redis.Options.MaxRetries, default 3), which is safe for a
+// claim (a retried claim carries the same token and re-affirms itself) but makes a
+// completion whose first attempt committed and whose reply was lost report false,
+// which the Gate treats as fenced out. Set MaxRetries to -1 on the client to leave
+// every retry to the Gate.
+//
 // Requires Redis 5.0 or later (scripts that call TIME before writing rely on
 // effects replication, the default since 5.0); tested on Redis 7.0.
 package redisgate

@@ -94,6 +94,8 @@ type ConsumerTTLArgs struct {
 	Database string
 	// CreateDatabase, when set, creates Database in Datastore mode.
 	CreateDatabase *DatabaseArgs
+	// KeepIndex leaves expires_at's single-field index on (see TTLPolicyArgs).
+	KeepIndex bool
 }
 
 // Consumer provisions a whole oncegate consumer from one plan: the project's
@@ -182,6 +184,7 @@ func NewConsumer(ctx *pulumi.Context, name string, args *ConsumerArgs, opts ...p
 		Kind:           args.TTLPolicy.Kind,
 		Database:       args.TTLPolicy.Database,
 		CreateDatabase: args.TTLPolicy.CreateDatabase,
+		KeepIndex:      args.TTLPolicy.KeepIndex,
 		DependsOn:      deps,
 	}, parent)
 	if err != nil {

@@ -20,6 +20,10 @@ type TTLPolicyArgs struct {
 	// CreateDatabase, when set, creates Database in Datastore mode; nil means
 	// it exists already.
 	CreateDatabase *DatabaseArgs
+	// KeepIndex leaves expires_at's single-field index on. By default it is
+	// turned off; keep it only to run datastoregate's Purge, which queries
+	// expires_at, against a database that also has the TTL policy.
+	KeepIndex bool
 	// DependsOn makes every child wait for these resources, e.g. the
 	// ProjectServices that enable the APIs it uses.
 	DependsOn []pulumi.Resource
@@ -116,16 +120,19 @@ func NewTTLPolicy(ctx *pulumi.Context, name string, args *TTLPolicyArgs, opts ..
 		}
 		database = db.Name
 	}
-	f, err := firestore.NewField(ctx, name+"-field", &firestore.FieldArgs{
+	fa := &firestore.FieldArgs{
 		Project:    args.Project,
 		Database:   database,
 		Collection: pulumi.String(kind),
 		Field:      pulumi.String(TTLField),
-		// An empty TTL block enables the policy; an empty index block turns
-		// off single-field indexing of the property.
-		TtlConfig:   &firestore.FieldTtlConfigArgs{},
-		IndexConfig: &firestore.FieldIndexConfigArgs{},
-	}, pulumi.Parent(c), pulumi.DependsOn(args.DependsOn))
+		// An empty TTL block enables the policy.
+		TtlConfig: &firestore.FieldTtlConfigArgs{},
+	}
+	if !args.KeepIndex {
+		// An empty index block turns off single-field indexing of the property.
+		fa.IndexConfig = &firestore.FieldIndexConfigArgs{}
+	}
+	f, err := firestore.NewField(ctx, name+"-field", fa, pulumi.Parent(c), pulumi.DependsOn(args.DependsOn))
 	if err != nil {
 		return nil, fmt.Errorf("ttl policy %q: field: %w", name, err)
 	}

@@ -47,6 +47,20 @@ func TestTTLPolicyExistingDatabase(t *testing.T) {
 	checkFamily(t, m, "orders")
 }
 
+func TestTTLPolicyKeepIndex(t *testing.T) {
+	m, err := newTTL(&TTLPolicyArgs{Project: pulumi.String(testProject), KeepIndex: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := m.one(t, "gcp:firestore/field:Field", "orders-field")
+	if has(f, "indexConfig") {
+		t.Errorf("indexConfig = %v, want it absent so expires_at keeps its index", f.inputs["indexConfig"])
+	}
+	if ttl := get(t, f, "ttlConfig"); !ttl.IsObject() {
+		t.Errorf("ttlConfig = %v, want the policy on", ttl)
+	}
+}
+
 func TestTTLPolicyCreatesDatabase(t *testing.T) {
 	tests := []struct {
 		mode, want string

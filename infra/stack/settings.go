@@ -110,8 +110,9 @@ func readSettings(get, gcp func(key string) string) (settings, error) {
 			DeletionProtection: boolean("deletionProtection"),
 		},
 		TTLPolicy: components.ConsumerTTLArgs{
-			Kind:     get("kind"),
-			Database: get("database"),
+			Kind:      get("kind"),
+			Database:  get("database"),
+			KeepIndex: boolean("keepExpiresAtIndex"),
 		},
 		SkipServices: boolean("skipServices"),
 	}

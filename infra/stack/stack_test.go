@@ -41,7 +41,7 @@ func TestReadSettingsFull(t *testing.T) {
 		"ackDeadline": "600s", "minBackoff": "10s", "maxBackoff": "10m", "maxDeliveryAttempts": "93", "requestTimeout": "11m",
 		"createDatabase": "true", "databaseLocation": "eur3", "concurrencyMode": "OPTIMISTIC", "kind": "Orders", "database": "gates",
 		"existingTopic": "projects/acme-prod/topics/orders", "supplierUrl": "https://supplier.example", "concurrency": "4",
-		"maxInstances": "10", "skipServices": "true", "deletionProtection": "true", "projectNumber": "42",
+		"maxInstances": "10", "skipServices": "true", "deletionProtection": "true", "projectNumber": "42", "keepExpiresAtIndex": "true",
 	}), gcpCfg)
 	if err != nil {
 		t.Fatal(err)
@@ -55,7 +55,7 @@ func TestReadSettingsFull(t *testing.T) {
 	if s.name != "orders" || a.Namespace != "orders-v1" || a.TTLPolicy.Kind != "Orders" || a.TTLPolicy.Database != "gates" ||
 		a.TTLPolicy.CreateDatabase == nil || a.TTLPolicy.CreateDatabase.ConcurrencyMode != "OPTIMISTIC" ||
 		a.Topic.Existing == nil || a.Service.Env["SUPPLIER_URL"] == nil || a.Service.Concurrency != 4 || a.Service.MaxInstances != 10 ||
-		!a.SkipServices || !a.Service.DeletionProtection || a.ProjectNumber == nil {
+		!a.SkipServices || !a.Service.DeletionProtection || a.ProjectNumber == nil || !a.TTLPolicy.KeepIndex {
 		t.Errorf("settings not carried over: %+v", a)
 	}
 }

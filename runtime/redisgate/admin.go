@@ -2,6 +2,7 @@ package redisgate
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strconv"
 	"time"
@@ -103,7 +104,10 @@ func (s *Store) Purge(context.Context, int) (int, error) { return 0, nil }
 func (s *Store) Now(ctx context.Context) (time.Time, error) {
 	t, err := s.c.Time(ctx).Result()
 	if err != nil {
-		return time.Time{}, s.wrap("read clock", "", err)
+		if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+			return time.Time{}, err
+		}
+		return time.Time{}, fmt.Errorf("redisgate: read server clock: %w", err)
 	}
 	return t.UTC(), nil
 }

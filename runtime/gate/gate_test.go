@@ -21,6 +21,7 @@ func TestOptionsValidationNamesTheField(t *testing.T) {
 		{gate.Options{TTL: -1}, "Options.TTL"},
 		{gate.Options{Lease: time.Minute, WorkDeadline: 2 * time.Minute}, "Options.WorkDeadline"},
 		{gate.Options{Lease: time.Minute, Heartbeat: time.Minute}, "Options.Heartbeat"},
+		{gate.Options{Lease: time.Minute, Heartbeat: 21 * time.Second}, "Options.Heartbeat"},
 	} {
 		_, err := gate.New(memgate.New(nil), &tc.opts)
 		if err == nil || !strings.Contains(err.Error(), tc.want) {

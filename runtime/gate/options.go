@@ -35,7 +35,8 @@ type Options struct {
 	// Lease.
 	WorkDeadline time.Duration
 	// Heartbeat, when non-zero, renews the lease at this interval while the body
-	// runs; it must be under Lease (a third of it is a good choice) and needs a
+	// runs; it must be at most a third of Lease (one renewal may fail and the next
+	// may take up to an interval to land, as the sizing model assumes) and needs a
 	// backend that is a Renewer. When a renewal is refused, or none succeeds for a
 	// whole Lease, the body's context is cancelled with a cause matching
 	// ErrLeaseLost.
@@ -95,8 +96,8 @@ func (o *Options) withDefaults() (Options, error) {
 	if v.Heartbeat == 0 && v.WorkDeadline > v.Lease {
 		return v, fmt.Errorf("gate.Options.WorkDeadline: %s exceeds Lease %s; raise Lease or set Heartbeat (invariant 1)", v.WorkDeadline, v.Lease)
 	}
-	if v.Heartbeat != 0 && v.Heartbeat >= v.Lease {
-		return v, fmt.Errorf("gate.Options.Heartbeat: %s must be under Lease %s (a third of it is a good choice)", v.Heartbeat, v.Lease)
+	if v.Heartbeat != 0 && v.Heartbeat > v.Lease/3 {
+		return v, fmt.Errorf("gate.Options.Heartbeat: %s must be at most a third of Lease %s (%s); lower it or raise Lease", v.Heartbeat, v.Lease, v.Lease/3)
 	}
 	if v.Owner == "" {
 		host, _ := os.Hostname()

@@ -75,11 +75,24 @@ func (s *Server) Dir() string { return s.dir }
 // URL form).
 func (s *Server) DSN() string { return s.flavor.dsn(s) }
 
-// Running reports whether the server process is up (it may be paused).
+// Running reports whether the server process is up (it may be paused); a server that
+// exited on its own is not.
 func (s *Server) Running() bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return s.proc != nil
+	return s.runningLocked() != nil
+}
+
+// runningLocked returns the live process, forgetting one that has exited.
+func (s *Server) runningLocked() *process {
+	if s.proc != nil {
+		select {
+		case <-s.proc.done:
+			s.proc = nil
+		default:
+		}
+	}
+	return s.proc
 }
 
 // Start starts a stopped server on the same port and data directory and waits until
@@ -141,7 +154,7 @@ func (s *Server) signal(t testing.TB, sig syscall.Signal, paused bool) {
 	t.Helper()
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.proc == nil {
+	if s.runningLocked() == nil {
 		t.Fatalf("testenv: %s on %s: signal %v: server is stopped", s.flavor.kind, s.Addr(), sig)
 	}
 	signalTree(s.proc.cmd.Process.Pid, sig)
@@ -171,7 +184,7 @@ func (s *Server) start() error {
 	if s.closed {
 		return errClosed
 	}
-	if s.proc != nil {
+	if s.runningLocked() != nil {
 		return nil
 	}
 	logPath := filepath.Join(s.dir, "server.log")
@@ -229,7 +242,7 @@ func (s *Server) awaitReady(p *process) error {
 
 // stopLocked ends the running process, gracefully first when asked, and waits for it.
 func (s *Server) stopLocked(graceful bool) {
-	p := s.proc
+	p := s.runningLocked()
 	if p == nil {
 		return
 	}

@@ -83,6 +83,24 @@ func TestPrivateRedisLifecycle(t *testing.T) {
 	}
 }
 
+func TestStartAfterCrash(t *testing.T) {
+	s := PrivateRedis(t)
+	if err := redisClient(t, s.Addr()).Do(context.Background(), "SHUTDOWN", "NOSAVE").Err(); err == nil {
+		t.Fatal("SHUTDOWN returned no error; want the connection to drop")
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for s.Running() {
+		if time.Now().After(deadline) {
+			t.Fatal("Running() = true 10s after the server exited")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	s.Start(t)
+	if err := pingWithin(s, 5*time.Second); err != nil {
+		t.Fatalf("PING after Start: %v", err)
+	}
+}
+
 func TestStopResumesPausedServer(t *testing.T) {
 	s := PrivateRedis(t)
 	s.Pause(t)

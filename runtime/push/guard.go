@@ -67,8 +67,9 @@ type GuardOptions struct {
 	// AllowUnguarded runs deliveries whose key is not resolvable without any
 	// claim (fence 0), logged at warning level, instead of failing closed with 500.
 	AllowUnguarded bool
-	// Disabled makes the Guard a pass-through: every delivery runs unguarded and a
-	// warning is logged once, at construction. For handler unit tests only
+	// Disabled makes the Guard a pass-through: every delivery runs unguarded
+	// (fence 0, no record) and a warning is logged once, at construction. OIDC,
+	// parsing and size limits still apply. For handler unit tests only
 	// (ONCEGATE_DISABLED=1 sets it through gateenv). The gate may then be nil.
 	Disabled bool
 	// OIDC, when set, verifies the push's OIDC token before anything else.

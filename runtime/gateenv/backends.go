@@ -151,7 +151,11 @@ func OpenDatastore(ctx context.Context, getenv func(string) string) (gate.Backen
 	if project == "" {
 		return nil, nil, &sizing.EnvError{Var: EnvProject, Want: "the Google Cloud project id that holds the Datastore database"}
 	}
-	c, err := datastore.NewClientWithDatabase(ctx, project, strings.TrimSpace(getenv(EnvDatastoreDatabase)))
+	db := strings.TrimSpace(getenv(EnvDatastoreDatabase))
+	if db == "(default)" { // the console's name for it; the API wants the empty id
+		db = ""
+	}
+	c, err := datastore.NewClientWithDatabase(ctx, project, db)
 	if err != nil {
 		return nil, nil, fmt.Errorf("new client: %w", err)
 	}

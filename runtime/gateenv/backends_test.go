@@ -122,6 +122,10 @@ func TestDatastore(t *testing.T) {
 	if srv.Count("Commit") == 0 {
 		t.Error("the fake saw no commit")
 	}
+	// "(default)" is the console's name for the default database; the API (and
+	// the fake) refuse it as an id, so it must mean the empty id.
+	roundTrip(t, valid.with("ONCEGATE_BACKEND", "datastore", "GOOGLE_CLOUD_PROJECT", dsfake.Project,
+		"ONCEGATE_DATASTORE_DATABASE", "(default)"))
 	_, err := gateenv.New(context.Background(), &gateenv.Options{Getenv: valid.with("ONCEGATE_BACKEND", "datastore").get})
 	var ee *sizing.EnvError
 	if !errors.As(err, &ee) || ee.Var != gateenv.EnvProject {

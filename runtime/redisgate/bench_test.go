@@ -3,12 +3,16 @@ package redisgate_test
 import (
 	"context"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
+	"github.com/Shopify/toxiproxy/v2"
 	"github.com/bsm/redislock"
 	"github.com/go-redsync/redsync/v4"
 	"github.com/go-redsync/redsync/v4/redis/goredis/v9"
+	"github.com/redis/go-redis/v9"
+	"github.com/rs/zerolog"
 
 	"github.com/oncegate/oncegate/internal/testenv"
 	"github.com/oncegate/oncegate/runtime/gate"
@@ -22,28 +26,19 @@ const (
 	benchTTL   = time.Minute
 )
 
-// BenchmarkClaimComplete measures one claim plus one completion on a fresh key,
-// one caller at a time, on the shared local Redis, against the raw floor (SET NX
-// PX then SET XX PX: two round trips and no script), go-redsync's Lock+Unlock and
-// bsm/redislock's Obtain+Release. Every implementation does two round trips per
-// key. See docs/BENCHMARKS.md, "Redis backend".
-func BenchmarkClaimComplete(b *testing.B) {
-	c := newClient(b, testenv.Redis(b))
-	ctx := context.Background()
-	// fresh returns a key prefix for one run of a sub-benchmark (-count runs each
-	// several times) and deletes its keys afterwards.
-	fresh := func(b *testing.B) string {
-		p := uniquePrefix(b)
-		b.Cleanup(func() { deletePrefix(b, c, p) })
-		return p
-	}
+// benchImpl returns one claim-then-complete step on key i under prefix p.
+type benchImpl func(b *testing.B, c *redis.Client, p string) func(ctx context.Context, i int)
 
-	b.Run("impl=redisgate", func(b *testing.B) {
-		s, err := redisgate.New(c, &redisgate.Options{Prefix: fresh(b)})
+var benchImpls = []struct {
+	name string
+	make benchImpl
+}{
+	{"redisgate", func(b *testing.B, c *redis.Client, p string) func(context.Context, int) {
+		s, err := redisgate.New(c, &redisgate.Options{Prefix: p})
 		if err != nil {
 			b.Fatal(err)
 		}
-		for i := 0; b.Loop(); i++ {
+		return func(ctx context.Context, i int) {
 			key := strconv.Itoa(i)
 			res, err := s.Claim(ctx, gate.ClaimRequest{Key: key, Token: key, Owner: "bench", Lease: benchLease, TTL: benchTTL})
 			if err != nil || res.Status != gate.Won {
@@ -53,10 +48,10 @@ func BenchmarkClaimComplete(b *testing.B) {
 				b.Fatalf("Complete = %v, %v", ok, err)
 			}
 		}
-	})
-	b.Run("impl=floor", func(b *testing.B) {
-		p := fresh(b)
-		for i := 0; b.Loop(); i++ {
+	}},
+	// The floor: two plain commands, no script, no record.
+	{"floor", func(b *testing.B, c *redis.Client, p string) func(context.Context, int) {
+		return func(ctx context.Context, i int) {
 			key := p + strconv.Itoa(i)
 			if ok, err := c.SetNX(ctx, key, "claimed", benchLease).Result(); err != nil || !ok {
 				b.Fatalf("SET NX = %v, %v", ok, err)
@@ -65,11 +60,10 @@ func BenchmarkClaimComplete(b *testing.B) {
 				b.Fatalf("SET XX = %v, %v", ok, err)
 			}
 		}
-	})
-	b.Run("impl=redsync", func(b *testing.B) {
+	}},
+	{"redsync", func(b *testing.B, c *redis.Client, p string) func(context.Context, int) {
 		rs := redsync.New(goredis.NewPool(c))
-		p := fresh(b)
-		for i := 0; b.Loop(); i++ {
+		return func(ctx context.Context, i int) {
 			m := rs.NewMutex(p+strconv.Itoa(i), redsync.WithExpiry(benchLease), redsync.WithTries(1))
 			if err := m.LockContext(ctx); err != nil {
 				b.Fatalf("Lock: %v", err)
@@ -78,11 +72,10 @@ func BenchmarkClaimComplete(b *testing.B) {
 				b.Fatalf("Unlock = %v, %v", ok, err)
 			}
 		}
-	})
-	b.Run("impl=redislock", func(b *testing.B) {
+	}},
+	{"redislock", func(b *testing.B, c *redis.Client, p string) func(context.Context, int) {
 		lc := redislock.New(c)
-		p := fresh(b)
-		for i := 0; b.Loop(); i++ {
+		return func(ctx context.Context, i int) {
 			l, err := lc.Obtain(ctx, p+strconv.Itoa(i), benchLease, nil)
 			if err != nil {
 				b.Fatalf("Obtain: %v", err)
@@ -91,5 +84,54 @@ func BenchmarkClaimComplete(b *testing.B) {
 				b.Fatalf("Release: %v", err)
 			}
 		}
-	})
+	}},
+}
+
+// BenchmarkClaimComplete measures one claim plus one completion on a fresh key,
+// one caller at a time, on the shared local Redis: redisgate against the raw
+// floor (SET NX PX then SET XX PX), go-redsync's Lock+Unlock and bsm/redislock's
+// Obtain+Release. Every implementation makes two round trips per key. net=lo is
+// plain loopback; net=1ms goes through an in-process toxiproxy adding 1 ms to
+// every answer, about a same-region network round trip. See docs/BENCHMARKS.md,
+// "Redis backend".
+func BenchmarkClaimComplete(b *testing.B) {
+	addr := testenv.Redis(b)
+	nets := []struct {
+		name    string
+		latency int // ms added to every answer; 0 means direct
+	}{{"lo", 0}, {"1ms", 1}}
+	for _, n := range nets {
+		b.Run("net="+n.name, func(b *testing.B) {
+			c := newClient(b, benchAddr(b, addr, n.latency))
+			for _, impl := range benchImpls {
+				b.Run("impl="+impl.name, func(b *testing.B) {
+					p := uniquePrefix(b) // -count runs each sub-benchmark several times
+					b.Cleanup(func() { deletePrefix(b, newClient(b, addr), p) })
+					step := impl.make(b, c, p)
+					ctx := context.Background()
+					for i := 0; b.Loop(); i++ {
+						step(ctx, i)
+					}
+				})
+			}
+		})
+	}
+}
+
+// benchAddr returns addr itself, or with latencyMillis > 0 the address of a
+// toxiproxy in this process that delays every answer from addr by that much.
+func benchAddr(b *testing.B, addr string, latencyMillis int) string {
+	if latencyMillis == 0 {
+		return addr
+	}
+	p := toxiproxy.NewProxy(toxiproxy.NewServer(toxiproxy.NewMetricsContainer(nil), zerolog.Nop()), "redis", "127.0.0.1:0", addr)
+	if err := p.Start(); err != nil {
+		b.Fatalf("toxiproxy: %v", err)
+	}
+	b.Cleanup(p.Stop)
+	toxic := `{"name":"latency","type":"latency","stream":"downstream","toxicity":1,"attributes":{"latency":` + strconv.Itoa(latencyMillis) + `}}`
+	if _, err := p.Toxics.AddToxicJson(strings.NewReader(toxic)); err != nil {
+		b.Fatalf("toxiproxy: add latency: %v", err)
+	}
+	return p.Listen
 }

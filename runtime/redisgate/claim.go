@@ -43,5 +43,10 @@ func (s *Store) Claim(ctx context.Context, req gate.ClaimRequest) (gate.ClaimRes
 	if st < gate.Won || st > gate.Unknown {
 		return gate.ClaimResult{}, s.wrap("claim", req.Key, fmt.Errorf("unexpected status %d", status))
 	}
+	if st == gate.Won {
+		// A new claim's reply leaves out what the request already says; a
+		// re-affirmed one stored the same values.
+		rec.State, rec.ClaimToken, rec.Owner = gate.StateClaimed, req.Token, req.Owner
+	}
 	return gate.ClaimResult{Status: st, Record: rec}, nil
 }

@@ -40,9 +40,13 @@ func decodeRecord(key string, v any) (gate.Record, error) {
 		case "owner":
 			r.Owner = val
 		case "fingerprint":
-			r.Fingerprint = []byte(val)
+			if val != "" {
+				r.Fingerprint = []byte(val)
+			}
 		case "result":
-			r.Result = []byte(val)
+			if val != "" {
+				r.Result = []byte(val)
+			}
 		}
 		if err != nil {
 			return gate.Record{}, fmt.Errorf("record field %q: %w", name, err)

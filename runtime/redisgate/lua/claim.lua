@@ -1,7 +1,8 @@
 -- claim: ARGV = token, owner, lease_ms, ttl_ms, fingerprint ('' for none).
 -- Returns {status, fields}: status 1 won, 2 held by other, 3 done, 4 failed,
 -- 5 unknown, -1 key reuse, -2 fence exhausted; fields is the record as a flat
--- field/value list (after the claim when won, as found otherwise).
+-- field/value list: as found, except for a new claim, where it holds only the
+-- fields the caller does not know (fence, lease_expiry, expires_at, fingerprint).
 local k = KEYS[1]
 local token, owner, fp = ARGV[1], ARGV[2], ARGV[5]
 local now = now_ms()
@@ -37,17 +38,19 @@ end
 if fp == '' and live and h[6] then
   fp = h[6] -- a released or lapsed claim keeps its payload's fingerprint
 end
-local lease = now + tonumber(ARGV[3])
-local expires = lease + tonumber(ARGV[4])
-local rec = {'state', 'claimed', 'fence', int(fence), 'lease_expiry', int(lease),
-  'expires_at', int(expires), 'claim_token', token, 'owner', owner}
-if fp ~= '' then
-  rec[#rec + 1] = 'fingerprint'
-  rec[#rec + 1] = fp
-end
+local lease_ms = now + tonumber(ARGV[3])
+local lease, expires = int(lease_ms), int(lease_ms + tonumber(ARGV[4]))
+fence = int(fence)
 if state then
   redis.call('DEL', k) -- a new claim starts a new record: no done_at, no result
 end
-redis.call('HSET', k, unpack(rec))
-redis.call('PEXPIREAT', k, int(expires))
-return {1, rec}
+if fp ~= '' then
+  redis.call('HSET', k, 'state', 'claimed', 'fence', fence, 'lease_expiry', lease,
+    'expires_at', expires, 'claim_token', token, 'owner', owner, 'fingerprint', fp)
+else
+  redis.call('HSET', k, 'state', 'claimed', 'fence', fence, 'lease_expiry', lease,
+    'expires_at', expires, 'claim_token', token, 'owner', owner)
+end
+redis.call('PEXPIREAT', k, expires)
+-- The caller knows the rest of the record: state claimed, its token and owner.
+return {1, {'fence', fence, 'lease_expiry', lease, 'expires_at', expires, 'fingerprint', fp}}

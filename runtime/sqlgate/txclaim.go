@@ -140,7 +140,7 @@ func (s *Store) claimTx(ctx context.Context, tx *sql.Tx, a claimArgs, noWait boo
 // claimMySQLTx is claimTx on MySQL/MariaDB: claimOrLockMySQL, which leaves the
 // key's row inserted or exclusively locked by tx, then the steps of
 // reclaimMySQL on the locked row. A fresh row carries this call's claim token,
-// so decide re-affirms it as won.
+// so it is won without a clock read.
 func (s *Store) claimMySQLTx(ctx context.Context, tx *sql.Tx, a claimArgs, noWait bool) (gate.ClaimResult, error) {
 	q := s.txq()
 	for range maxAttempts {
@@ -159,6 +159,9 @@ func (s *Store) claimMySQLTx(ctx context.Context, tx *sql.Tx, a claimArgs, noWai
 		}
 		if err != nil {
 			return gate.ClaimResult{}, err
+		}
+		if r.state == gate.StateClaimed && r.claimToken == a.token {
+			return a.won(r), nil // inserted just now, however short its TTL
 		}
 		var now int64
 		if err := tx.QueryRowContext(ctx, s.q.now.text).Scan(&now); err != nil {

@@ -1,0 +1,3 @@
+package faults_test
+
+func zombieMain(func(string) string) error { return nil }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -90,12 +91,15 @@ var benchImpls = []struct {
 // BenchmarkClaimComplete measures one claim plus one completion on a fresh key,
 // one caller at a time, on the shared local Redis: redisgate against the raw
 // floor (SET NX PX then SET XX PX), go-redsync's Lock+Unlock and bsm/redislock's
-// Obtain+Release. Every implementation makes two round trips per key. net=lo is
+// Obtain+Release. Every implementation makes two round trips per key. Besides
+// wall time it reports the CPU time per key of the (private) Redis server
+// (srv-µs/op, from INFO cpu) and of this process (cli-µs/op: client, and the
+// proxy when there is one), which a loaded machine disturbs less. net=lo is
 // plain loopback; net=1ms goes through an in-process toxiproxy adding 1 ms to
 // every answer, about a same-region network round trip. See docs/BENCHMARKS.md,
 // "Redis backend".
 func BenchmarkClaimComplete(b *testing.B) {
-	addr := testenv.Redis(b)
+	addr := testenv.PrivateRedis(b).Addr() // its CPU counters are this benchmark's alone
 	nets := []struct {
 		name    string
 		latency int // ms added to every answer; 0 means direct
@@ -109,13 +113,47 @@ func BenchmarkClaimComplete(b *testing.B) {
 					b.Cleanup(func() { deletePrefix(b, newClient(b, addr), p) })
 					step := impl.make(b, c, p)
 					ctx := context.Background()
-					for i := 0; b.Loop(); i++ {
-						step(ctx, i)
+					srv0, cli0 := serverCPU(b, c), clientCPU(b)
+					n := 0
+					for ; b.Loop(); n++ {
+						step(ctx, n)
 					}
+					b.ReportMetric(float64((serverCPU(b, c)-srv0).Microseconds())/float64(n), "srv-µs/op")
+					b.ReportMetric(float64((clientCPU(b)-cli0).Microseconds())/float64(n), "cli-µs/op")
 				})
 			}
 		})
 	}
+}
+
+// serverCPU returns the CPU time the Redis server has used (INFO cpu:
+// used_cpu_user + used_cpu_sys).
+func serverCPU(b *testing.B, c *redis.Client) time.Duration {
+	info, err := c.Info(context.Background(), "cpu").Result()
+	if err != nil {
+		b.Fatalf("INFO cpu: %v", err)
+	}
+	var total float64
+	for _, line := range strings.Split(info, "\r\n") {
+		name, v, _ := strings.Cut(line, ":")
+		if name == "used_cpu_user" || name == "used_cpu_sys" {
+			f, err := strconv.ParseFloat(v, 64)
+			if err != nil {
+				b.Fatalf("INFO cpu %s: %v", line, err)
+			}
+			total += f
+		}
+	}
+	return time.Duration(total * float64(time.Second))
+}
+
+// clientCPU returns the CPU time this process has used (user + system).
+func clientCPU(b *testing.B) time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		b.Fatalf("getrusage: %v", err)
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
 // benchAddr returns addr itself, or with latencyMillis > 0 the address of a

@@ -24,7 +24,7 @@ func (s *Store) AdvanceFence(ctx context.Context, key string, atLeast int64, ttl
 	args := []any{sk, nullBytes(raw), max(atLeast, 0), millis(ttl)}
 	var fence int64
 	if s.dialect != MySQL {
-		err := s.db.QueryRowContext(ctx, s.q.advance.text, s.q.advance.args(args...)...).Scan(&fence)
+		err := s.queryRow(ctx, nil, s.q.advance, args...).Scan(&fence)
 		if err != nil {
 			return 0, s.wrapErr(ctx, err, "advance fence of %s", keyq(key))
 		}
@@ -51,11 +51,11 @@ func (s *Store) advanceMySQL(ctx context.Context, sk string, args []any) (int64,
 		return 0, err
 	}
 	defer func() { _ = tx.Rollback() }()
-	if _, err := tx.ExecContext(ctx, s.q.advance.text, s.q.advance.args(args...)...); err != nil {
+	if _, err := s.execOnce(ctx, tx, s.q.advance, args...); err != nil {
 		return 0, err
 	}
 	var fence int64
-	if err := tx.QueryRowContext(ctx, s.q.fenceOf.text, s.q.fenceOf.args(sk)...).Scan(&fence); err != nil {
+	if err := s.queryRow(ctx, tx, s.q.fenceOf, sk).Scan(&fence); err != nil {
 		return 0, err
 	}
 	return fence, tx.Commit()
@@ -104,7 +104,7 @@ func (s *Store) ListUnresolved(ctx context.Context, limit int) ([]gate.Record, e
 	if limit > 0 {
 		n = int64(limit)
 	}
-	rows, err := s.db.QueryContext(ctx, s.q.listUnresolved.text, s.q.listUnresolved.args(n)...)
+	rows, err := s.query(ctx, s.q.listUnresolved, n)
 	if err != nil {
 		return nil, s.wrapErr(ctx, err, "list unresolved in %s", s.table)
 	}
@@ -142,7 +142,7 @@ func (s *Store) Resolve(ctx context.Context, key string, asDone bool, ttl time.D
 		return err
 	}
 	var state string
-	err = s.db.QueryRowContext(ctx, s.q.stateOf.text, s.q.stateOf.args(sk)...).Scan(&state)
+	err = s.queryRow(ctx, nil, s.q.stateOf, sk).Scan(&state)
 	switch {
 	case errors.Is(err, sql.ErrNoRows):
 		return fmt.Errorf("sqlgate: resolve %s: %w", keyq(key), gate.ErrNotFound)

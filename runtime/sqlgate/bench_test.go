@@ -33,7 +33,8 @@ import (
 // statements and round trips rather than the disk's flush latency. MySQL/MariaDB
 // run with the server's settings (a session cannot change
 // innodb_flush_log_at_trx_commit); SQLite with the settings Open uses (WAL,
-// synchronous=FULL). rtt=1ms puts a proxy in front of the server that delays
+// synchronous=FULL), and with synchronous=NORMAL, which in WAL mode does not
+// flush on each commit, to show the statements' own cost. rtt=1ms puts a proxy in front of the server that delays
 // every exchange by 1 ms, about a same-zone network round trip; every network
 // run reports rtts/op, the request–response exchanges the proxy counted per
 // message (a fixed number, unlike the times on a shared machine).
@@ -51,13 +52,14 @@ func BenchmarkClaimComplete(b *testing.B) {
 		{"db=postgres/commit=async/rtt=1ms", sqlgate.Postgres, async, time.Millisecond},
 		{"db=mysql/rtt=0", sqlgate.MySQL, nil, 0},
 		{"db=mysql/rtt=1ms", sqlgate.MySQL, nil, time.Millisecond},
-		{"db=sqlite", sqlgate.SQLite, nil, 0},
+		{"db=sqlite/sync=full", sqlgate.SQLite, nil, 0},
+		{"db=sqlite/sync=normal", sqlgate.SQLite, map[string]string{"_synchronous": "NORMAL"}, 0},
 	} {
 		b.Run(c.name, func(b *testing.B) {
 			var p *delayProxy
 			var db *sql.DB
 			if c.d == sqlgate.SQLite {
-				db = openDB(b, c.d, nil)
+				db = openDB(b, c.d, c.params)
 			} else {
 				p = newDelayProxy(b, serverAddr(b, c.d), c.rtt)
 				addr := p.Addr()
@@ -65,7 +67,7 @@ func BenchmarkClaimComplete(b *testing.B) {
 			}
 			db.SetMaxOpenConns(4)
 			s := newStore(b, db, c.d)
-			r := newRaw(c.d, s.Table())
+			r := newRaw(b, db, c.d, s.Table())
 			trips := func(b *testing.B, run func(*testing.B)) {
 				var before int64
 				if p != nil {
@@ -101,6 +103,7 @@ func benchSqlgate(b *testing.B, s *sqlgate.Store) {
 }
 
 func benchLoop(b *testing.B, db *sql.DB, step func(context.Context, *sql.DB, string, int64) error) {
+	b.Helper()
 	ctx := context.Background()
 	prefix := newToken() + ":"
 	i := 0
@@ -113,12 +116,22 @@ func benchLoop(b *testing.B, db *sql.DB, step func(context.Context, *sql.DB, str
 	}
 }
 
-// raw holds the baseline statements for one dialect and table.
+// raw holds the baseline statements for one dialect and table, prepared once
+// (as sqlgate's are), so the floor pays no parsing either.
 type raw struct {
-	insert, done, lock, reclaim string
+	insert, done, lock, reclaim *sql.Stmt
 }
 
-func newRaw(d sqlgate.Dialect, table string) raw {
+func newRaw(b *testing.B, db *sql.DB, d sqlgate.Dialect, table string) raw {
+	b.Helper()
+	prep := func(q string) *sql.Stmt {
+		st, err := db.Prepare(q)
+		if err != nil {
+			b.Fatalf("prepare %s: %v", q, err)
+		}
+		b.Cleanup(func() { _ = st.Close() })
+		return st
+	}
 	t, k, p := `"`+table+`"`, `"key"`, func(n int) string { return "$" + strconv.Itoa(n) }
 	if d == sqlgate.MySQL {
 		t, k, p = "`"+table+"`", "`key`", func(int) string { return "?" }
@@ -128,22 +141,22 @@ func newRaw(d sqlgate.Dialect, table string) raw {
 		forUpdate = "" // SQLite locks the whole database for a write transaction
 	}
 	return raw{
-		insert: fmt.Sprintf(`INSERT INTO %s (%s, state, fence, lease_expiry, expires_at, claim_token, owner) VALUES (%s, 'claimed', 1, %s, %s, 'tok', 'bench')`,
-			t, k, p(1), p(2), p(3)),
-		done: fmt.Sprintf(`UPDATE %s SET state = 'done', done_at = %s, expires_at = %s WHERE %s = %s AND fence = %s`,
-			t, p(1), p(2), k, p(3), p(4)),
-		lock: fmt.Sprintf(`SELECT state, fence, lease_expiry, expires_at FROM %s WHERE %s = %s%s`, t, k, p(1), forUpdate),
-		reclaim: fmt.Sprintf(`UPDATE %s SET state = 'claimed', fence = fence + 1, lease_expiry = %s, expires_at = %s WHERE %s = %s`,
-			t, p(1), p(2), k, p(3)),
+		insert: prep(fmt.Sprintf(`INSERT INTO %s (%s, state, fence, lease_expiry, expires_at, claim_token, owner) VALUES (%s, 'claimed', 1, %s, %s, 'tok', 'bench')`,
+			t, k, p(1), p(2), p(3))),
+		done: prep(fmt.Sprintf(`UPDATE %s SET state = 'done', done_at = %s, expires_at = %s WHERE %s = %s AND fence = %s`,
+			t, p(1), p(2), k, p(3), p(4))),
+		lock: prep(fmt.Sprintf(`SELECT state, fence, lease_expiry, expires_at FROM %s WHERE %s = %s%s`, t, k, p(1), forUpdate)),
+		reclaim: prep(fmt.Sprintf(`UPDATE %s SET state = 'claimed', fence = fence + 1, lease_expiry = %s, expires_at = %s WHERE %s = %s`,
+			t, p(1), p(2), k, p(3))),
 	}
 }
 
 // floor: INSERT the claim, UPDATE it to done.
 func (r raw) floor(ctx context.Context, db *sql.DB, key string, now int64) error {
-	if _, err := db.ExecContext(ctx, r.insert, key, now+60_000, now+3_660_000); err != nil {
+	if _, err := r.insert.ExecContext(ctx, key, now+60_000, now+3_660_000); err != nil {
 		return err
 	}
-	_, err := db.ExecContext(ctx, r.done, now, now+3_600_000, key, 1)
+	_, err := r.done.ExecContext(ctx, now, now+3_600_000, key, 1)
 	return err
 }
 
@@ -157,14 +170,14 @@ func (r raw) classic(ctx context.Context, db *sql.DB, key string, now int64) err
 	var state string
 	var fence, lease int64
 	var expires sql.NullInt64
-	err = tx.QueryRowContext(ctx, r.lock, key).Scan(&state, &fence, &lease, &expires)
+	err = tx.StmtContext(ctx, r.lock).QueryRowContext(ctx, key).Scan(&state, &fence, &lease, &expires)
 	switch {
 	case errors.Is(err, sql.ErrNoRows):
 		fence = 1
-		_, err = tx.ExecContext(ctx, r.insert, key, now+60_000, now+3_660_000)
+		_, err = tx.StmtContext(ctx, r.insert).ExecContext(ctx, key, now+60_000, now+3_660_000)
 	case err == nil:
 		fence++
-		_, err = tx.ExecContext(ctx, r.reclaim, now+60_000, now+3_660_000, key)
+		_, err = tx.StmtContext(ctx, r.reclaim).ExecContext(ctx, now+60_000, now+3_660_000, key)
 	}
 	if err != nil {
 		return err
@@ -172,6 +185,6 @@ func (r raw) classic(ctx context.Context, db *sql.DB, key string, now int64) err
 	if err := tx.Commit(); err != nil {
 		return err
 	}
-	_, err = db.ExecContext(ctx, r.done, now, now+3_600_000, key, fence)
+	_, err = r.done.ExecContext(ctx, now, now+3_600_000, key, fence)
 	return err
 }

@@ -25,8 +25,8 @@ func (s *Store) Claim(ctx context.Context, req gate.ClaimRequest) (gate.ClaimRes
 	var lastErr error
 	for range maxAttempts {
 		r := new(row)
-		err := s.db.QueryRowContext(ctx, s.q.claim.text, s.q.claim.args(
-			a.key, nullBytes(a.rawKey), a.leaseMs, a.ttlMs, a.token, a.owner, nullBytes(a.fp))...).Scan(r.dest()...)
+		err := s.queryRow(ctx, nil, s.q.claim,
+			a.key, nullBytes(a.rawKey), a.leaseMs, a.ttlMs, a.token, a.owner, nullBytes(a.fp)).Scan(r.dest()...)
 		if err == nil {
 			return a.won(r), nil
 		}
@@ -58,7 +58,7 @@ func (s *Store) Claim(ctx context.Context, req gate.ClaimRequest) (gate.ClaimRes
 func (s *Store) readRow(ctx context.Context, key string) (*row, int64, bool, error) {
 	r := new(row)
 	var now int64
-	err := s.db.QueryRowContext(ctx, s.q.read.text, s.q.read.args(key)...).Scan(r.dest(&now)...)
+	err := s.queryRow(ctx, nil, s.q.read, key).Scan(r.dest(&now)...)
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, 0, false, nil
 	}

@@ -35,8 +35,8 @@ import (
 func (s *Store) claimMySQL(ctx context.Context, a claimArgs) (gate.ClaimResult, error) {
 	var lastErr error
 	for range maxAttempts {
-		res, err := s.db.ExecContext(ctx, s.q.insert.text, s.q.insert.args(
-			a.key, nullBytes(a.rawKey), a.leaseMs, a.ttlMs, a.token, a.owner, nullBytes(a.fp))...)
+		res, err := s.execOnce(ctx, nil, s.q.insert,
+			a.key, nullBytes(a.rawKey), a.leaseMs, a.ttlMs, a.token, a.owner, nullBytes(a.fp))
 		if err == nil {
 			now, err := res.LastInsertId()
 			if err != nil {
@@ -82,7 +82,7 @@ func (s *Store) reclaimMySQL(ctx context.Context, a claimArgs) (res gate.ClaimRe
 	}
 	defer func() { _ = tx.Rollback() }()
 	r := new(row)
-	err = tx.QueryRowContext(ctx, s.q.lock.text, s.q.lock.args(a.key)...).Scan(r.dest()...)
+	err = s.queryRow(ctx, tx, s.q.lock, a.key).Scan(r.dest()...)
 	if errors.Is(err, sql.ErrNoRows) {
 		return gate.ClaimResult{}, true, nil
 	}
@@ -90,16 +90,16 @@ func (s *Store) reclaimMySQL(ctx context.Context, a claimArgs) (res gate.ClaimRe
 		return gate.ClaimResult{}, false, err
 	}
 	var now int64
-	if err := tx.QueryRowContext(ctx, s.q.now.text).Scan(&now); err != nil {
+	if err := s.queryRow(ctx, tx, s.q.now).Scan(&now); err != nil {
 		return gate.ClaimResult{}, false, err
 	}
 	res, next, err := decide(r, now, a)
 	if err != nil || next == nil {
 		return res, false, err
 	}
-	if _, err := tx.ExecContext(ctx, s.q.reclaim.text, s.q.reclaim.args(next.key, nil, string(next.state),
+	if _, err := s.execOnce(ctx, tx, s.q.reclaim, next.key, nil, string(next.state),
 		next.fence, next.leaseExpiry, next.expiresAt.Int64, next.claimToken, next.owner,
-		nullBytes(next.fingerprint))...); err != nil {
+		nullBytes(next.fingerprint)); err != nil {
 		return gate.ClaimResult{}, false, err
 	}
 	return res, false, tx.Commit()

@@ -66,7 +66,7 @@ func (s *Store) Release(ctx context.Context, key string, fence int64) (bool, err
 // held reports whether the record for sk (stored form) is claimed with fence.
 func (s *Store) held(ctx context.Context, sk string, fence int64) (bool, error) {
 	var x int
-	err := s.db.QueryRowContext(ctx, s.q.held.text, s.q.held.args(sk, fence)...).Scan(&x)
+	err := s.queryRow(ctx, nil, s.q.held, sk, fence).Scan(&x)
 	if errors.Is(err, sql.ErrNoRows) {
 		return false, nil
 	}

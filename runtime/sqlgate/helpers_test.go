@@ -93,7 +93,11 @@ func openDBVia(t testing.TB, d sqlgate.Dialect, params map[string]string, addr *
 		}
 		db = sql.OpenDB(c)
 	default:
-		db, err = sql.Open("sqlite", sqliteFile(t)+"?_busy_timeout=10000&_journal_mode=WAL")
+		q := url.Values{"_busy_timeout": {"10000"}, "_journal_mode": {"WAL"}}
+		for k, v := range params {
+			q.Set(k, v)
+		}
+		db, err = sql.Open("sqlite", sqliteFile(t)+"?"+q.Encode())
 	}
 	if err != nil {
 		t.Fatalf("open %s: %v", d, err)

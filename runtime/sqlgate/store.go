@@ -3,7 +3,9 @@ package sqlgate
 import (
 	"context"
 	"database/sql"
+	"errors"
 	"fmt"
+	"sync"
 
 	"github.com/oncegate/oncegate/runtime/gate"
 )
@@ -25,6 +27,7 @@ type Store struct {
 	table   string
 	ownsDB  bool
 	q       queries
+	stmts   sync.Map // statement text → *sql.Stmt; see prepared
 }
 
 var (
@@ -70,13 +73,15 @@ func (s *Store) Dialect() Dialect { return s.dialect }
 // Table returns the name of the Store's table (unquoted).
 func (s *Store) Table() string { return s.table }
 
-// Close closes the pool when Open made it, and does nothing for a Store made by
-// New (the caller owns that pool). It returns the pool's close error.
+// Close closes the Store's prepared statements, and the pool when Open made it
+// (a Store made by New leaves the pool to its owner). It returns the errors
+// closing them. The Store must not be used after Close.
 func (s *Store) Close() error {
-	if !s.ownsDB {
-		return nil
+	err := s.closeStmts()
+	if s.ownsDB {
+		err = errors.Join(err, s.db.Close())
 	}
-	return s.db.Close()
+	return err
 }
 
 // maxAttempts bounds the retries of a lost race inside one call: a MySQL
@@ -89,7 +94,7 @@ const maxAttempts = 8
 // times: a lost lock race is not a store failure.
 func (s *Store) exec(ctx context.Context, st stmt, args ...any) (sql.Result, error) {
 	for attempt := 1; ; attempt++ {
-		res, err := s.db.ExecContext(ctx, st.text, st.args(args...)...)
+		res, err := s.execOnce(ctx, nil, st, args...)
 		if err == nil || !rolledBack(err) || attempt >= maxAttempts {
 			return res, err
 		}

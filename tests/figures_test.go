@@ -13,8 +13,8 @@ var discardLogger = slog.New(slog.NewTextHandler(io.Discard, nil))
 // the recorder and the supplier.
 type figures struct {
 	Messages, Deliveries, Bodies, Ran, Duplicates, InProgress, BodyFailed int
-	SupplierOrders, SupplierDuplicates, StaleFences, Kills, DeadLetters    int
-	LostAcks, Detached                                                     int
+	SupplierOrders, SupplierDuplicates, StaleFences, Kills, DeadLetters   int
+	LostAcks, Detached                                                    int
 }
 
 func (w *world) figures() figures {

@@ -44,6 +44,10 @@ type recorder struct {
 	calls []call
 }
 
+// statusClientGone records a call whose caller went away before the supplier
+// answered (nginx's 499); nothing was committed.
+const statusClientGone = 499
+
 func newRecorder() *recorder { return &recorder{sup: supplier.New()} }
 
 // workerSuffix is the path the worker with index i posts to.
@@ -71,7 +75,12 @@ func (rc *recorder) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		select {
 		case <-t.C:
 		case <-r.Context().Done():
+			// The caller died or gave up while the call was inside: like the
+			// supplier, commit nothing.
 			t.Stop()
+			c.Status, c.End = statusClientGone, time.Now()
+			rc.add(c)
+			return
 		}
 	}
 	r2 := r.Clone(r.Context())

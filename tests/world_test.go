@@ -70,6 +70,9 @@ type world struct {
 	brStop  context.CancelFunc
 	brDone  sync.WaitGroup
 	book    *logBook
+	// restarts tracks restarts in the background, waited for before close
+	// stops the workers.
+	restarts sync.WaitGroup
 
 	mu          sync.Mutex
 	published   []string
@@ -223,6 +226,7 @@ func (w *world) close() {
 	if w.fe != nil {
 		w.fe.bg.Wait()
 	}
+	w.restarts.Wait()
 	var wg sync.WaitGroup
 	for _, p := range w.procs {
 		if p != nil {
@@ -362,4 +366,15 @@ func (w *world) restartWorker(i int) error {
 	}
 	w.up[i].Store(true)
 	return nil
+}
+
+// restartInBackground restarts worker i after a short pause (a new instance
+// takes a moment to come up), tracked so close waits for it.
+func (w *world) restartInBackground(i int) {
+	w.restarts.Go(func() {
+		time.Sleep(200 * time.Millisecond)
+		if err := w.restartWorker(i); err != nil && w.ctx.Err() == nil {
+			w.t.Errorf("%s: %v", w.backend, err)
+		}
+	})
 }

@@ -77,7 +77,7 @@ func (f *Fake) Create(ctx context.Context, t Topology, plan sizing.Plan) error {
 		{Name: t.DeadLetterSubscription, Topic: t.DeadLetterTopic, AckDeadlineSeconds: 60},
 		{
 			Name: t.Subscription, Topic: t.Topic, AckDeadlineSeconds: int32(p.AckDeadline.Seconds()),
-			RetryPolicy: &pubsubpb.RetryPolicy{MinimumBackoff: durationpb.New(p.MinBackoff), MaximumBackoff: durationpb.New(p.MaxBackoff)},
+			RetryPolicy:      &pubsubpb.RetryPolicy{MinimumBackoff: durationpb.New(p.MinBackoff), MaximumBackoff: durationpb.New(p.MaxBackoff)},
 			DeadLetterPolicy: &pubsubpb.DeadLetterPolicy{DeadLetterTopic: t.DeadLetterTopic, MaxDeliveryAttempts: int32(p.MaxDeliveryAttempts)},
 		},
 	}

@@ -24,6 +24,9 @@ import (
 	"github.com/oncegate/oncegate/runtime/push"
 )
 
+// quietLog discards the gateway's logs (the figures say what happened).
+var quietLog = slog.New(slog.NewTextHandler(io.Discard, nil))
+
 // designStatus is DESIGN.md's ack table, written out here rather than taken from
 // push.Status, so the adapter is checked against the design and not itself.
 var designStatus = map[string]int{
@@ -110,7 +113,7 @@ func newRig(t *testing.T, o rigOptions) *rig {
 	t.Cleanup(srv.Close)
 	r.supURL = srv.URL
 	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 64}}
-	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
+	quiet := quietLog
 	for i, b := range o.Backends {
 		gopts := o.Gate
 		gopts.Namespace, gopts.Owner, gopts.Logger = r.ns, fmt.Sprintf("instance-%d", i), quiet

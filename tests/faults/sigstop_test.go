@@ -136,7 +136,7 @@ func frozenHolder(t *testing.T, backend string, benv []string) {
 	case <-ctx.Done():
 		t.Fatal("worker A never reached the hold point")
 	}
-	t.Cleanup(a.Resume) // never leave a stopped process behind
+	t.Cleanup(a.Resume)                        // never leave a stopped process behind
 	time.Sleep(zombiePlan.Lease + time.Second) // A stays frozen past its lease
 
 	res := deliver(bproc) // the redelivery reaches B, which takes the key over

@@ -3,6 +3,8 @@ package redisgate
 import (
 	"context"
 	"fmt"
+	"strconv"
+	"strings"
 
 	"github.com/oncegate/oncegate/runtime/gate"
 )
@@ -25,6 +27,13 @@ func (s *Store) Claim(ctx context.Context, req gate.ClaimRequest) (gate.ClaimRes
 	if err != nil {
 		return gate.ClaimResult{}, err
 	}
+	if won, ok := v.(string); ok {
+		rec, err := newClaim(req, won)
+		if err != nil {
+			return gate.ClaimResult{}, s.wrap("claim", req.Key, err)
+		}
+		return gate.ClaimResult{Status: gate.Won, Record: rec}, nil
+	}
 	status, payload, err := reply(v)
 	if err != nil {
 		return gate.ClaimResult{}, s.wrap("claim", req.Key, err)
@@ -43,10 +52,29 @@ func (s *Store) Claim(ctx context.Context, req gate.ClaimRequest) (gate.ClaimRes
 	if st < gate.Won || st > gate.Unknown {
 		return gate.ClaimResult{}, s.wrap("claim", req.Key, fmt.Errorf("unexpected status %d", status))
 	}
-	if st == gate.Won {
-		// A new claim's reply leaves out what the request already says; a
-		// re-affirmed one stored the same values.
-		rec.State, rec.ClaimToken, rec.Owner = gate.StateClaimed, req.Token, req.Owner
-	}
 	return gate.ClaimResult{Status: st, Record: rec}, nil
+}
+
+// newClaim builds the record of a new claim from the request and the script's
+// "<fence> <lease_expiry> <expires_at>[ <fingerprint>]" reply.
+func newClaim(req gate.ClaimRequest, reply string) (gate.Record, error) {
+	parts := strings.SplitN(reply, " ", 4)
+	if len(parts) < 3 {
+		return gate.Record{}, fmt.Errorf("claim reply %q: want fence, lease expiry and expiry", reply)
+	}
+	fence, err := strconv.ParseInt(parts[0], 10, 64)
+	if err != nil {
+		return gate.Record{}, fmt.Errorf("claim reply fence: %w", err)
+	}
+	r := gate.Record{Key: req.Key, State: gate.StateClaimed, Fence: fence, ClaimToken: req.Token, Owner: req.Owner}
+	if r.LeaseExpiry, err = parseMillis(parts[1]); err != nil {
+		return gate.Record{}, fmt.Errorf("claim reply lease expiry: %w", err)
+	}
+	if r.ExpiresAt, err = parseMillis(parts[2]); err != nil {
+		return gate.Record{}, fmt.Errorf("claim reply expiry: %w", err)
+	}
+	if len(parts) == 4 {
+		r.Fingerprint = []byte(parts[3])
+	}
+	return r, nil
 }

@@ -114,17 +114,37 @@ func TestForeignKeyUnderPrefix(t *testing.T) {
 	}
 }
 
+// TestReleasedClaimKeepsFingerprint: a claim without a fingerprint after a
+// release inherits the stored one, and its record says so.
+func TestReleasedClaimKeepsFingerprint(t *testing.T) {
+	s, _ := newStore(t)
+	ctx := context.Background()
+	rq := claimReq("k", time.Minute)
+	rq.Fingerprint = []byte("a b\x00c")
+	if _, err := s.Claim(ctx, rq); err != nil {
+		t.Fatal(err)
+	}
+	if ok, err := s.Release(ctx, "k", 1); err != nil || !ok {
+		t.Fatalf("Release = %v, %v", ok, err)
+	}
+	res, err := s.Claim(ctx, claimReq("k", time.Minute))
+	if err != nil || res.Status != gate.Won || res.Record.Fence != 3 || !bytes.Equal(res.Record.Fingerprint, rq.Fingerprint) {
+		t.Fatalf("Claim = %v fence %d fingerprint %q, %v; want won, 3, %q", res.Status, res.Record.Fence, res.Record.Fingerprint, err, rq.Fingerprint)
+	}
+}
+
 func TestResultAndRecordRoundTrip(t *testing.T) {
 	s, _ := newStore(t)
 	ctx := context.Background()
 	rq := claimReq("k", time.Minute)
 	rq.Owner = "worker-7"
-	rq.Fingerprint = []byte{0, 1, 2}
+	rq.Fingerprint = []byte{0, ' ', 2, ' '} // spaces: the claim reply is space-separated
 	won, err := s.Claim(ctx, rq)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if won.Record.ClaimToken != rq.Token || won.Record.Owner != "worker-7" || won.Record.Key != "k" ||
+		won.Record.State != gate.StateClaimed || !bytes.Equal(won.Record.Fingerprint, rq.Fingerprint) ||
 		!won.Record.ExpiresAt.Equal(won.Record.LeaseExpiry.Add(time.Hour)) || !won.Record.DoneAt.IsZero() {
 		t.Fatalf("won record = %+v", won.Record)
 	}

@@ -2,8 +2,11 @@ package redisgate
 
 import (
 	"strconv"
+	"strings"
 	"testing"
 	"time"
+
+	"github.com/oncegate/oncegate/runtime/gate"
 )
 
 func FuzzDecodeRecord(f *testing.F) {
@@ -55,4 +58,26 @@ func TestMillis(t *testing.T) {
 			t.Errorf("millis(%v) = %d, want %d", tt.d, got, tt.want)
 		}
 	}
+}
+
+func FuzzNewClaim(f *testing.F) {
+	f.Add("3 1796050351484 1796053951484")
+	f.Add("1 2 3 finger print\x00")
+	f.Add("1 2")
+	f.Fuzz(func(t *testing.T, reply string) {
+		r, err := newClaim(gate.ClaimRequest{Key: "k", Token: "t", Owner: "o"}, reply)
+		if err != nil {
+			return
+		}
+		parts := strings.SplitN(reply, " ", 4)
+		if strconv.FormatInt(r.Fence, 10) != parts[0] && !strings.HasPrefix(parts[0], "+") && !strings.HasPrefix(parts[0], "0") && !strings.HasPrefix(parts[0], "-0") {
+			t.Fatalf("fence %q decoded as %d", parts[0], r.Fence)
+		}
+		if len(parts) == 4 && string(r.Fingerprint) != parts[3] {
+			t.Fatalf("fingerprint %q decoded as %q", parts[3], r.Fingerprint)
+		}
+		if r.State != gate.StateClaimed || r.ClaimToken != "t" || r.Owner != "o" || r.Key != "k" {
+			t.Fatalf("record %+v", r)
+		}
+	})
 }

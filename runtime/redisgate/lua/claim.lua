@@ -1,21 +1,25 @@
 -- claim: ARGV = token, owner, lease_ms, ttl_ms, fingerprint ('' for none).
--- Returns {status, fields}: status 1 won, 2 held by other, 3 done, 4 failed,
--- 5 unknown, -1 key reuse, -2 fence exhausted; fields is the record as a flat
--- field/value list: as found, except for a new claim, where it holds only the
--- fields the caller does not know (fence, lease_expiry, expires_at, fingerprint).
+-- A new claim returns the string "<fence> <lease_expiry> <expires_at>", followed by
+-- " <fingerprint>" when the record has one: the caller knows the rest (state
+-- claimed, its token and owner), and a string reply costs the server far less
+-- than a table. Every other answer is {status, fields}: status 1 won (a claim
+-- re-affirmed by its token), 2 held by other, 3 done, 4 failed, 5 unknown, -1 key
+-- reuse, -2 fence exhausted; fields is the record as found, a flat field/value
+-- list.
 local k = KEYS[1]
 local token, owner, fp = ARGV[1], ARGV[2], ARGV[5]
 local now = now_ms()
-local h = redis.call('HMGET', k, 'state', 'fence', 'lease_expiry', 'expires_at', 'claim_token', 'fingerprint')
-local state, fence, live = h[1], 1, false
+local state = redis.call('HGET', k, 'state')
+local fence, live, h = 1, false, nil
 if state then
-  fence = tonumber(h[2]) + 1
+  h = redis.call('HMGET', k, 'fence', 'lease_expiry', 'expires_at', 'claim_token', 'fingerprint')
+  fence = tonumber(h[1]) + 1
   -- Expiry is judged here, on the server clock: a present but expired record is
   -- reclaimed with fence+1. An unknown record never expires.
-  live = state == 'unknown' or not h[4] or now < tonumber(h[4])
+  live = state == 'unknown' or not h[3] or now < tonumber(h[3])
 end
 if live then
-  if fp ~= '' and h[6] and h[6] ~= fp then
+  if fp ~= '' and h[5] and h[5] ~= fp then
     return {-1, redis.call('HGETALL', k)}
   end
   if state == 'done' then
@@ -25,18 +29,18 @@ if live then
   elseif state == 'unknown' then
     return {5, redis.call('HGETALL', k)}
   end
-  if token ~= '' and h[5] == token then
+  if token ~= '' and h[4] == token then
     return {1, redis.call('HGETALL', k)} -- a retried claim re-affirms itself
   end
-  if now < tonumber(h[3]) then
+  if now < tonumber(h[2]) then
     return {2, redis.call('HGETALL', k)}
   end
 end
 if fence > MAX_FENCE then
   return {-2, {}}
 end
-if fp == '' and live and h[6] then
-  fp = h[6] -- a released or lapsed claim keeps its payload's fingerprint
+if fp == '' and live and h[5] then
+  fp = h[5] -- a released or lapsed claim keeps its payload's fingerprint
 end
 local lease_ms = now + tonumber(ARGV[3])
 local lease, expires = int(lease_ms), int(lease_ms + tonumber(ARGV[4]))
@@ -52,5 +56,7 @@ else
     'expires_at', expires, 'claim_token', token, 'owner', owner)
 end
 redis.call('PEXPIREAT', k, expires)
--- The caller knows the rest of the record: state claimed, its token and owner.
-return {1, {'fence', fence, 'lease_expiry', lease, 'expires_at', expires, 'fingerprint', fp}}
+if fp ~= '' then
+  return fence .. ' ' .. lease .. ' ' .. expires .. ' ' .. fp
+end
+return fence .. ' ' .. lease .. ' ' .. expires

@@ -105,15 +105,20 @@ func sqlStore(t testing.TB, dsn, direct, table string) *sqlgate.Store {
 	if err := s.CreateSchema(ctx); err != nil {
 		t.Fatalf("CreateSchema: %v", err)
 	}
-	t.Cleanup(func() { dropTable(t, direct, table) })
+	t.Cleanup(func() {
+		if strings.HasPrefix(direct, "postgres") {
+			dropTable(direct, table)
+			return
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		_, _ = s.DB().ExecContext(ctx, "DROP TABLE IF EXISTS "+table)
+	})
 	return s
 }
 
-// dropTable drops table on the PostgreSQL server of dsn.
-func dropTable(t testing.TB, dsn, table string) {
-	if !strings.HasPrefix(dsn, "postgres") {
-		return
-	}
+// dropTable drops table on the PostgreSQL server of dsn, connecting directly.
+func dropTable(dsn, table string) {
 	db, err := sql.Open("pgx", dsn)
 	if err != nil {
 		return

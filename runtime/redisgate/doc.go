@@ -46,6 +46,9 @@
 // number of unknown records. It is meant for an operator's reconcile run, not for
 // the request path. Nothing else scans.
 //
+// Store also reads the server's clock for lock queries (Now, the dlock.Clock
+// capability).
+//
 // # Retries
 //
 // The store does not retry; the Gate decides. go-redis itself retries a command

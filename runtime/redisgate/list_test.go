@@ -6,6 +6,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/redis/go-redis/v9"
+
+	"github.com/oncegate/oncegate/internal/testenv"
 	"github.com/oncegate/oncegate/runtime/gate"
 	"github.com/oncegate/oncegate/runtime/redisgate"
 )
@@ -124,5 +127,31 @@ func TestPurgeLeavesNothingBehind(t *testing.T) {
 	mustClaim(t, s, "unknown", time.Minute, gate.Unknown)
 	if r := mustClaim(t, s, "done", time.Minute, gate.Won); r.Fence != 1 {
 		t.Fatalf("claim after expiry: fence %d, want 1 (a fresh record)", r.Fence)
+	}
+}
+
+// TestRing runs a store over a go-redis Ring of two private servers: records
+// spread over both shards, and ListUnresolved scans every shard.
+func TestRing(t *testing.T) {
+	a, b := testenv.PrivateRedis(t), testenv.PrivateRedis(t)
+	ring := redis.NewRing(&redis.RingOptions{Addrs: map[string]string{"a": a.Addr(), "b": b.Addr()}})
+	t.Cleanup(func() { _ = ring.Close() })
+	s, err := redisgate.New(ring, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const n = 20
+	for i := range n {
+		markUnknown(t, s, fmt.Sprintf("u-%02d", i), time.Duration(i+1)*time.Minute)
+	}
+	mustClaim(t, s, "u-00", time.Minute, gate.Unknown)
+	for _, srv := range []*testenv.Server{a, b} {
+		if keys := scanKeys(t, newClient(t, srv.Addr()), "*"); len(keys) == 0 || len(keys) == n {
+			t.Fatalf("shard %s holds %d of %d records, want a share", srv.Addr(), len(keys), n)
+		}
+	}
+	got, err := s.ListUnresolved(context.Background(), 0)
+	if err != nil || len(got) != n || got[0].Key != "u-00" || got[n-1].Key != fmt.Sprintf("u-%02d", n-1) {
+		t.Fatalf("ListUnresolved = %v, %v; want u-00…u-%02d", keysOf(got), err, n-1)
 	}
 }

@@ -22,7 +22,8 @@
 //     and by lost acks, workers killed with SIGKILL at random moments and
 //     restarted; every order reaches the supplier, and every supplier call beyond
 //     one per order is explained by a kill inside the window between the call
-//     and the done record.
+//     and the done record. A control runs a small storm with the gateway switched
+//     off (ONCEGATE_DISABLED=1) and expects the accounting to flag extra calls.
 //   - TestPoisonMessage: dead-lettered after exactly the plan's max delivery
 //     attempts.
 //   - TestSizingProof: a holder killed right after claiming; with the plan's max

@@ -104,11 +104,6 @@ func (rc *recorder) Calls() []call {
 	return slices.Clone(rc.calls)
 }
 
-// callsFor returns the calls carrying key.
-func (rc *recorder) callsFor(key string) []call {
-	return slices.DeleteFunc(rc.Calls(), func(c call) bool { return c.Key != key })
-}
-
 // overlaps counts pairs of calls for one entity that were inside the supplier
 // at the same time.
 func overlaps(calls []call) int {

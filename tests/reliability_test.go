@@ -30,12 +30,12 @@ func writeReliability(path string, results []stormResult) error {
 	b.WriteString(stormBegin + "\n\n")
 	fmt.Fprintf(&b, "Run %s on %s/%s, %d CPUs, race detector on; seed %d.\n\n",
 		time.Now().UTC().Format("2006-01-02"), runtime.GOOS, runtime.GOARCH, runtime.NumCPU(), seedOf(results))
-	b.WriteString("| backend | orders | messages | deliveries | kills | supplier orders | lost | raw calls | beyond one per order | explained by a kill in the call→done window | unexplained | kills that cut a call | dead letters | time |\n")
-	b.WriteString("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n")
+	b.WriteString("| backend | orders | messages | deliveries | kills | supplier orders | lost | dead letters | raw calls | beyond one per order | explained by a kill in the call→done window | unexplained | of which the supplier accepted | kills that cut a call | time |\n")
+	b.WriteString("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n")
 	for _, r := range results {
-		fmt.Fprintf(&b, "| %s | %d | %d | %d | %d | %d | %d | %d | %d | %d | %d | %d | %d | %s |\n",
-			r.Backend, r.Orders, r.Messages, r.Deliveries, r.Kills, r.SupplierOrders, r.Missing, r.Acc.Calls,
-			r.Acc.Extra, r.Acc.Explained, r.Acc.Unexplained, r.Acc.KillsInWindow, r.DeadLetters, r.Duration.Round(time.Second))
+		fmt.Fprintf(&b, "| %s | %d | %d | %d | %d | %d | %d | %d | %d | %d | %d | %d | %d | %d | %s |\n",
+			r.Backend, r.Orders, r.Messages, r.Deliveries, r.Kills, r.SupplierOrders, r.Missing, r.DeadLetters, r.Acc.Calls,
+			r.Acc.Extra, r.Acc.Explained, r.Acc.Unexplained, r.SupplierRepeats, r.Acc.KillsInWindow, r.Duration.Round(time.Second))
 	}
 	b.WriteString("\n")
 	out := append(append(append([]byte(nil), old[:i]...), b.String()...), old[j:]...)

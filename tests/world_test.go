@@ -4,8 +4,10 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"net/http"
 	"net/http/httptest"
 	"os"
+	"path/filepath"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -47,6 +49,8 @@ type worldOptions struct {
 	Subscriptions int
 	// Concurrency is each bridge's deliveries in flight. Default 8.
 	Concurrency int
+	// Env is added to every worker's environment, after the rest.
+	Env []string
 }
 
 // world is one scenario's moving parts on one backend.
@@ -73,6 +77,9 @@ type world struct {
 	// restarts tracks restarts in the background, waited for before close
 	// stops the workers.
 	restarts sync.WaitGroup
+	// raceDir receives the workers' race reports (GORACE log_path) when the
+	// suite runs with -race.
+	raceDir string
 
 	mu          sync.Mutex
 	published   []string
@@ -93,6 +100,7 @@ func newWorld(t *testing.T, b backend, o worldOptions, hooks ...func(w *world)) 
 	w := &world{t: t, backend: b.name, plan: o.Plan, ctx: ctx, cancel: cancel, book: newLogBook(),
 		deliveries: map[string][]pushbridge.Delivery{}, acked: map[string]map[string]int{},
 		deadLetters: map[string]*pubsubpb.PubsubMessage{}}
+	w.raceDir = t.TempDir() // before close is registered, so it outlives close
 	t.Cleanup(w.close)
 	w.rec = newRecorder()
 	w.supSrv = httptest.NewServer(w.rec)
@@ -164,10 +172,11 @@ func (w *world) startWorkers(o worldOptions, benv []string) {
 	}
 	env := append([]string{envWorker + "=1", "ONCEGATE_NAMESPACE=" + testenv.UniqueName(w.t, "e2e"),
 		"ONCEGATE_MODE=" + o.Mode, "ONCEGATE_KEY_ATTRIBUTE=" + o.KeyAttribute, "GOOGLE_CLOUD_PROJECT=oncegate-e2e",
-		"GORACE=halt_on_error=1"}, benv...)
+		"GORACE=halt_on_error=1 log_path=" + filepath.Join(w.raceDir, "race")}, benv...)
 	for k, v := range o.Plan.Env() {
 		env = append(env, k+"="+v)
 	}
+	env = append(env, o.Env...)
 	w.procs = make([]*workerproc.Proc, o.Workers)
 	w.up = make([]atomic.Bool, o.Workers)
 	errs := make([]error, o.Workers)
@@ -227,6 +236,7 @@ func (w *world) close() {
 		w.fe.bg.Wait()
 	}
 	w.restarts.Wait()
+	w.checkWorkers()
 	var wg sync.WaitGroup
 	for _, p := range w.procs {
 		if p != nil {
@@ -377,4 +387,30 @@ func (w *world) restartInBackground(i int) {
 			w.t.Errorf("%s: %v", w.backend, err)
 		}
 	})
+}
+
+// checkWorkers fails the test when a worker that should be running is not (it
+// exited on its own: a panic, or a data race under -race), and reports the
+// race detector's findings in the workers.
+func (w *world) checkWorkers() {
+	client := &http.Client{Timeout: 5 * time.Second}
+	for i, p := range w.procs {
+		if p == nil || !w.up[i].Load() {
+			continue
+		}
+		resp, err := client.Get(p.URL() + "/healthz")
+		if err != nil {
+			w.t.Errorf("%s: worker %d exited on its own (it was not killed): %v", w.backend, i, err)
+			continue
+		}
+		resp.Body.Close()
+	}
+	if w.raceDir == "" {
+		return
+	}
+	reports, _ := filepath.Glob(filepath.Join(w.raceDir, "race.*"))
+	for _, r := range reports {
+		b, _ := os.ReadFile(r)
+		w.t.Errorf("%s: the race detector fired in a worker process (%s):\n%s", w.backend, filepath.Base(r), b[:min(len(b), 8000)])
+	}
 }

@@ -109,9 +109,9 @@ func TestServerClock(t *testing.T) {
 			}
 
 			// A short lease lapses as the server's clock moves, and is reclaimed.
-			mustClaim(t, s, "short", 200*time.Millisecond, gate.Won)
+			mustClaim(t, s, "short", 500*time.Millisecond, gate.Won)
 			mustClaim(t, s, "short", lease, gate.HeldByOther)
-			time.Sleep(300 * time.Millisecond)
+			time.Sleep(700 * time.Millisecond)
 			if r := mustClaim(t, s, "short", lease, gate.Won); r.Fence != 2 {
 				t.Fatalf("reclaim fence = %d, want 2", r.Fence)
 			}

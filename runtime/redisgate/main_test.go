@@ -145,11 +145,17 @@ func checkTTLs(t testing.TB, c redis.UniversalClient, prefix string) int {
 	ctx := context.Background()
 	keys := scanKeys(t, c, globEscape(prefix)+"*")
 	for _, k := range keys {
-		h, err := c.HMGet(ctx, k, "state", "expires_at").Result()
-		if err != nil {
-			t.Fatalf("HMGET %.60q: %v", k, err)
+		var fields *redis.SliceCmd
+		var expiry *redis.Cmd
+		if _, err := c.TxPipelined(ctx, func(p redis.Pipeliner) error { // one atomic read
+			fields = p.HMGet(ctx, k, "state", "expires_at")
+			expiry = p.Do(ctx, "PEXPIRETIME", k)
+			return nil
+		}); err != nil {
+			t.Fatalf("read %.60q: %v", k, err)
 		}
-		at, err := c.Do(ctx, "PEXPIRETIME", k).Int64()
+		h := fields.Val()
+		at, err := expiry.Int64()
 		if err != nil {
 			t.Fatalf("PEXPIRETIME %.60q: %v", k, err)
 		}

@@ -1,0 +1,94 @@
+package gateenv_test
+
+import (
+	"context"
+	"errors"
+	"io"
+	"log/slog"
+	"strings"
+	"testing"
+
+	"github.com/oncegate/oncegate/runtime/gate"
+	"github.com/oncegate/oncegate/runtime/gateenv"
+	"github.com/oncegate/oncegate/runtime/memgate"
+)
+
+// FuzzNewEnvironment feeds arbitrary values to every variable New reads. The
+// built-in sql and redis openers run for real under a cancelled context, so
+// their parsing is exercised but nothing is dialled; datastore is replaced by
+// a fake (its client would look for credentials). New never panics; an error is
+// one line and never shows a DSN's password; a success only comes from a
+// backend that needs no connection, with a namespace of the documented form,
+// and its options build a Gate.
+func FuzzNewEnvironment(f *testing.F) {
+	f.Add("memory", "orders", "60s", "2h", "20s", "5m", "", "", "")
+	f.Add("sql", "orders", "60s", "", "", "30s", "", "", "postgres://u:sekrit-pw@h/db")
+	f.Add("sql", "orders", "60s", "", "", "30s", "", "", "mysql://u:sekrit-pw@h:x/db")
+	f.Add("sql", "orders", "60s", "", "", "30s", "", "", "sqlite:/tmp/x.db?_pragma=busy_timeout(1)")
+	f.Add("redis", "orders", "60s", "", "", "30s", "", "redis://u:sekrit-pw@h:6379/0", "")
+	f.Add("redis", "orders", "60s", "", "", "30s", "", "h1:1,h2:2,[::1]:3", "")
+	f.Add("redis", "o", "60s", "", "", "30s", "", "h:99999\r\nFLUSHALL", "")
+	f.Add("datastore", "a:b", "1s", "-1s", "1d", "x", "maybe", "", "")
+	f.Add("memory", "", "", "", "", "", "1", "", "")
+	f.Add("memory", "orders", "15m", "0s", "0s", "15m", "0", "", "")
+	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
+	f.Fuzz(func(t *testing.T, backend, ns, lease, ttl, heartbeat, work, disabled, redisAddr, dsn string) {
+		env := map[string]string{
+			gateenv.EnvBackend: backend, gateenv.EnvNamespace: ns, gateenv.EnvDisabled: disabled,
+			"ONCEGATE_LEASE": lease, "ONCEGATE_TTL": ttl, "ONCEGATE_HEARTBEAT": heartbeat, "ONCEGATE_WORK_DEADLINE": work,
+			gateenv.EnvRedisAddr: redisAddr, gateenv.EnvSQLDSN: dsn, gateenv.EnvProject: "p",
+		}
+		reg := gateenv.Backends()
+		reg["datastore"] = func(context.Context, func(string) string) (gate.Backend, func() error, error) {
+			return memgate.New(nil), nil, nil
+		}
+		ctx, cancel := context.WithCancel(context.Background())
+		cancel() // nothing may be dialled
+		c, err := gateenv.New(ctx, &gateenv.Options{Getenv: func(k string) string { return env[k] }, Backends: reg, Logger: quiet})
+		if err != nil {
+			msg := err.Error()
+			if strings.ContainsAny(msg, "\n\r") {
+				t.Fatalf("error over several lines: %q", msg)
+			}
+			for _, v := range []string{dsn, redisAddr} {
+				if pw := password(v); len(pw) >= 6 && strings.Contains(msg, pw) {
+					t.Fatalf("error shows the password %q: %q", pw, msg)
+				}
+			}
+			return
+		}
+		defer c.Close()
+		name := strings.TrimSpace(backend)
+		if !c.Disabled && name != "memory" && name != "datastore" {
+			t.Fatalf("backend %q opened under a cancelled context", backend)
+		}
+		if got := c.Gate.Namespace; len(got) > 256 || strings.ContainsFunc(got, func(r rune) bool {
+			return !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune("._-/", r))
+		}) {
+			t.Fatalf("namespace %q accepted", got)
+		}
+		if c.Disabled {
+			return
+		}
+		if err := c.Plan.Validate(); err != nil {
+			t.Fatalf("an unsafe plan was accepted: %v", err)
+		}
+		if _, err := c.NewGate(); err != nil && !errors.Is(err, context.Canceled) {
+			t.Fatalf("accepted options do not build a Gate: %v", err)
+		}
+	})
+}
+
+// password returns the password of a "scheme://user:password@host" value, or "".
+func password(v string) string {
+	_, rest, ok := strings.Cut(v, "://")
+	if !ok {
+		return ""
+	}
+	at := strings.LastIndex(rest, "@")
+	if at < 0 {
+		return ""
+	}
+	_, pw, _ := strings.Cut(rest[:at], ":")
+	return pw
+}

@@ -5,7 +5,6 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"os"
-	"sync"
 	"testing"
 	"time"
 
@@ -17,34 +16,14 @@ import (
 	"github.com/oncegate/oncegate/runtime/gatetest"
 )
 
-// fakeClock is the instances' clock, moved by hand: Datastore has no server
-// clock, so the suite's Advance never has to sleep, against the fake or a real
-// emulator alike.
-type fakeClock struct {
-	mu  sync.Mutex
-	now time.Time
-}
-
-func newClock() *fakeClock {
-	return &fakeClock{now: time.Date(2026, 11, 30, 10, 0, 0, 0, time.UTC)}
-}
-
-func (c *fakeClock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.now
-}
-
-func (c *fakeClock) Advance(d time.Duration) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.now = c.now.Add(d)
+func newClock() *gatetest.Clock {
+	return gatetest.NewClock(gatetest.Epoch)
 }
 
 // harness makes Stores in fresh namespaces on one client.
 type harness struct {
 	c     *datastore.Client
-	clock *fakeClock
+	clock *gatetest.Clock
 }
 
 func (h *harness) MakeBackend(context.Context, *testing.T) (gate.Backend, error) {

@@ -10,6 +10,7 @@ import (
 	"github.com/oncegate/oncegate/internal/dsfake"
 	"github.com/oncegate/oncegate/runtime/datastoregate"
 	"github.com/oncegate/oncegate/runtime/gate"
+	"github.com/oncegate/oncegate/runtime/gatetest"
 )
 
 // fixture is one fake, one client and one Store with a hand-moved clock.
@@ -17,7 +18,7 @@ type fixture struct {
 	srv   *dsfake.Server
 	c     *datastore.Client
 	s     *datastoregate.Store
-	clock *fakeClock
+	clock *gatetest.Clock
 	ctx   context.Context
 }
 

@@ -3,44 +3,26 @@ package dlock_test
 import (
 	"context"
 	"errors"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/oncegate/oncegate/runtime/dlock"
 	"github.com/oncegate/oncegate/runtime/gate"
+	"github.com/oncegate/oncegate/runtime/gatetest"
 	"github.com/oncegate/oncegate/runtime/memgate"
 )
 
-// fakeClock is a clock tests move by hand.
-type fakeClock struct {
-	mu  sync.Mutex
-	now time.Time
-}
-
-func newClock() *fakeClock { return &fakeClock{now: time.Date(2026, 11, 30, 10, 0, 0, 0, time.UTC)} }
-
-func (c *fakeClock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.now
-}
-
-func (c *fakeClock) Advance(d time.Duration) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.now = c.now.Add(d)
-}
+func newClock() *gatetest.Clock { return gatetest.NewClock(gatetest.Epoch) }
 
 // newStore returns a memgate store on a fake clock.
-func newStore() (*memgate.Store, *fakeClock) {
+func newStore() (*memgate.Store, *gatetest.Clock) {
 	clk := newClock()
 	return memgate.New(&memgate.Options{Now: clk.Now}), clk
 }
 
 // newClient returns a Client over b judged on clk, with opts' non-zero fields.
-func newClient(t *testing.T, b gate.Backend, clk *fakeClock, opts dlock.Options) *dlock.Client {
+func newClient(t *testing.T, b gate.Backend, clk *gatetest.Clock, opts dlock.Options) *dlock.Client {
 	t.Helper()
 	if opts.Now == nil {
 		opts.Now = clk.Now
@@ -99,7 +81,7 @@ func (l *lostAnswer) Claim(ctx context.Context, req gate.ClaimRequest) (gate.Cla
 // storeClock is a backend that is a dlock.Clock reading clk.
 type storeClock struct {
 	*memgate.Store
-	clk *fakeClock
+	clk *gatetest.Clock
 	err error
 }
 

@@ -4,32 +4,15 @@ import (
 	"context"
 	"database/sql"
 	"errors"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/oncegate/oncegate/runtime/dlock"
 	"github.com/oncegate/oncegate/runtime/fencedsink"
 	"github.com/oncegate/oncegate/runtime/gate"
+	"github.com/oncegate/oncegate/runtime/gatetest"
 	"github.com/oncegate/oncegate/runtime/memgate"
 )
-
-type fakeClock struct {
-	mu  sync.Mutex
-	now time.Time
-}
-
-func (c *fakeClock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.now
-}
-
-func (c *fakeClock) Advance(d time.Duration) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.now = c.now.Add(d)
-}
 
 // accounts is a user's table guarded through its own fence column.
 type accounts struct {
@@ -74,7 +57,7 @@ func TestPausedHolderCannotWriteAfterANewerToken(t *testing.T) {
 		t.Run(map[bool]string{true: "wrote before pausing", false: "first write after pausing"}[wroteBefore], func(t *testing.T) {
 			ctx := context.Background()
 			acct := newAccounts(t)
-			clk := &fakeClock{now: time.Date(2026, 11, 30, 10, 0, 0, 0, time.UTC)}
+			clk := gatetest.NewClock(gatetest.Epoch)
 			locks, err := dlock.New(memgate.New(&memgate.Options{Now: clk.Now}), &dlock.Options{Lease: time.Minute, Now: clk.Now})
 			if err != nil {
 				t.Fatal(err)

@@ -12,33 +12,21 @@ import (
 	"time"
 
 	"github.com/oncegate/oncegate/runtime/gate"
+	"github.com/oncegate/oncegate/runtime/gatetest"
 	"github.com/oncegate/oncegate/runtime/memgate"
 )
-
-// clock is a hand-moved clock for memgate.
-type clock struct {
-	mu  sync.Mutex
-	now time.Time
-}
-
-func (c *clock) Now() time.Time { c.mu.Lock(); defer c.mu.Unlock(); return c.now }
-func (c *clock) Advance(d time.Duration) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.now = c.now.Add(d)
-}
 
 var quiet = slog.New(slog.NewTextHandler(io.Discard, nil))
 
 type fixture struct {
-	clock *clock
+	clock *gatetest.Clock
 	store *memgate.Store
 	gate  *gate.Gate
 }
 
 func newFixture(t *testing.T, opts gate.Options) *fixture {
 	t.Helper()
-	c := &clock{now: time.Date(2026, 11, 30, 10, 0, 0, 0, time.UTC)}
+	c := gatetest.NewClock(gatetest.Epoch)
 	s := memgate.New(&memgate.Options{Now: c.Now})
 	if opts.Logger == nil {
 		opts.Logger = quiet

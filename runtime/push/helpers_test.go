@@ -12,31 +12,13 @@ import (
 	"strings"
 	"sync"
 	"testing"
-	"time"
 
 	"log/slog"
 
 	"github.com/oncegate/oncegate/runtime/gate"
+	"github.com/oncegate/oncegate/runtime/gatetest"
 	"github.com/oncegate/oncegate/runtime/memgate"
 )
-
-// clock is a store clock tests move by hand.
-type clock struct {
-	mu  sync.Mutex
-	now time.Time
-}
-
-func (c *clock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.now
-}
-
-func (c *clock) Advance(d time.Duration) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.now = c.now.Add(d)
-}
 
 // logBuf collects JSON log lines safely.
 type logBuf struct {
@@ -78,7 +60,7 @@ func (l *logBuf) Lines(t *testing.T, level string) []map[string]any {
 // env is one handler under test over a memgate store.
 type env struct {
 	store *memgate.Store
-	clock *clock
+	clock *gatetest.Clock
 	gate  *gate.Gate
 	logs  *logBuf
 	log   *slog.Logger
@@ -86,7 +68,7 @@ type env struct {
 
 func newEnv(t *testing.T, b func(*memgate.Store) gate.Backend, gopts *gate.Options) *env {
 	t.Helper()
-	e := &env{clock: &clock{now: time.Date(2026, 11, 30, 10, 0, 0, 0, time.UTC)}, logs: &logBuf{}}
+	e := &env{clock: gatetest.NewClock(gatetest.Epoch), logs: &logBuf{}}
 	e.store = memgate.New(&memgate.Options{Now: e.clock.Now})
 	e.log = slog.New(slog.NewJSONHandler(e.logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	var o gate.Options

@@ -278,6 +278,9 @@ func (s *Store) Resolve(_ context.Context, key string, asDone bool, ttl time.Dur
 		r.State, r.DoneAt, r.ExpiresAt = gate.StateDone, now, now.Add(ttl)
 		return nil
 	}
+	if r.Fence >= gate.MaxFence {
+		return fmt.Errorf("resolve %q: %w", key, gate.ErrFenceExhausted)
+	}
 	r.State, r.Fence, r.LeaseExpiry, r.ExpiresAt, r.ClaimToken = gate.StateClaimed, r.Fence+1, now, now.Add(ttl), ""
 	return nil
 }

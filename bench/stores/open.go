@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"net/url"
+	"strings"
 
 	"cloud.google.com/go/datastore"
 	"github.com/go-sql-driver/mysql"
@@ -33,8 +34,10 @@ type Config struct {
 	// DSN locates the server: a postgres:// URL for PostgreSQL (pgx's URL
 	// parameters apply; unknown ones, such as synchronous_commit=off, become
 	// session settings), a go-sql-driver DSN (user@tcp(host:port)/db) for
-	// MySQL/MariaDB, a file path for SQLite, host:port for Redis. Unused for
-	// memory and for Datastore, whose fake runs in process.
+	// MySQL/MariaDB, a file path for SQLite (with modernc.org/sqlite's query
+	// parameters, if any, after a '?'), host:port or a redis:// URL (which may
+	// pick a database number) for Redis. Unused for memory and for Datastore,
+	// whose fake runs in process.
 	DSN string
 	// Name keeps this store's records apart on a shared server: the SQL table,
 	// the Redis key prefix (Name + ":") and the Datastore kind. It must be a
@@ -199,7 +202,17 @@ func connector(k Kind, cfg Config, c *roundtrip.Counter) (driver.Connector, sqlg
 	if cfg.DSN == "" {
 		return nil, 0, errors.New("sqlite: Config.DSN must be a file path")
 	}
-	name := cfg.DSN + "?" + url.Values{"_busy_timeout": {"10000"}, "_journal_mode": {"WAL"}}.Encode()
+	path, query, _ := strings.Cut(cfg.DSN, "?")
+	q, err := url.ParseQuery(query)
+	if err != nil {
+		return nil, 0, fmt.Errorf("sqlite parameters: %w", err)
+	}
+	for k, v := range map[string]string{"_busy_timeout": "10000", "_journal_mode": "WAL"} {
+		if !q.Has(k) {
+			q.Set(k, v)
+		}
+	}
+	name := path + "?" + q.Encode()
 	db, err := sql.Open("sqlite", name)
 	if err != nil {
 		return nil, 0, err
@@ -211,12 +224,16 @@ func connector(k Kind, cfg Config, c *roundtrip.Counter) (driver.Connector, sqlg
 }
 
 func (s *Store) openRedis(cfg Config) error {
-	o := &redis.Options{
-		Addr:                     cfg.DSN,
-		DisableIdentity:          true,
-		MaintNotificationsConfig: &maintnotifications.Config{Mode: maintnotifications.ModeDisabled},
-		PoolSize:                 cfg.MaxConns,
+	o := &redis.Options{Addr: cfg.DSN}
+	if strings.HasPrefix(cfg.DSN, "redis://") {
+		var err error
+		if o, err = redis.ParseURL(cfg.DSN); err != nil {
+			return fmt.Errorf("redis URL: %w", err)
+		}
 	}
+	o.DisableIdentity = true
+	o.MaintNotificationsConfig = &maintnotifications.Config{Mode: maintnotifications.ModeDisabled}
+	o.PoolSize = cfg.MaxConns
 	if cfg.Wire {
 		o.Dialer = roundtrip.Dial(nil, s.Counts)
 	}

@@ -35,6 +35,8 @@
 //
 // Environment:
 //
+//   - Without an explicit -parallel, the suite runs 4 subtests at once (one per
+//     backend): the scenarios mostly wait on backoff timers.
 //   - -short runs each scenario on one backend (rotating, so the short suite still
 //     touches every backend) and a 200-order storm.
 //   - ONCEGATE_E2E_FULL=1 runs the 2,000-order storm on every backend; by default

@@ -3,8 +3,11 @@ package faults_test
 import (
 	"context"
 	"database/sql"
+	"net"
 	"net/url"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -21,13 +24,30 @@ import (
 // fault tests: Redis read and write timeouts, and the gate's StoreTimeout.
 const storeTimeout = 400 * time.Millisecond
 
+// redisDials counts the connections go-redis opened, per address: a reset
+// connection is replaced by a new one.
+var redisDials sync.Map // address → *atomic.Int64
+
+// dialsTo returns how many connections redis clients opened to addr.
+func dialsTo(addr string) int64 {
+	n, _ := redisDials.LoadOrStore(addr, new(atomic.Int64))
+	return n.(*atomic.Int64).Load()
+}
+
 // redisClient returns a go-redis client for addr with short timeouts and the
 // library's default retries (MaxRetries 3), closed when the test ends.
 func redisClient(t testing.TB, addr string) *redis.Client {
 	t.Helper()
+	n, _ := redisDials.LoadOrStore(addr, new(atomic.Int64))
 	c := redis.NewClient(&redis.Options{
-		Addr:                     addr,
-		DialTimeout:              storeTimeout,
+		Addr: addr,
+		Dialer: func(ctx context.Context, network, addr string) (net.Conn, error) {
+			n.(*atomic.Int64).Add(1)
+			ctx, cancel := context.WithTimeout(ctx, storeTimeout)
+			defer cancel()
+			var d net.Dialer
+			return d.DialContext(ctx, network, addr)
+		},
 		ReadTimeout:              storeTimeout,
 		WriteTimeout:             storeTimeout,
 		PoolSize:                 16,

@@ -102,7 +102,7 @@ var netFaults = []netFault{
 		})
 	}},
 	{name: "connection resets", during: func(ctx context.Context, fp *faultProxy) {
-		every(ctx, 500*time.Millisecond, func() { pulse(ctx, fp, resetPeer(0.5), time.Second) })
+		every(ctx, 500*time.Millisecond, func() { pulse(ctx, fp, resetPeer(0.7), time.Second) })
 	}},
 	{name: "store down", during: func(ctx context.Context, fp *faultProxy) {
 		every(ctx, 1500*time.Millisecond, func() {
@@ -169,6 +169,9 @@ func TestNetworkFaults(t *testing.T) {
 						t.Errorf("no delivery felt the fault (outcomes: %s)", f.Note)
 					}
 					f.Note += r.leftovers(t, o.Backends[0], n)
+					if st.name == "redis" {
+						f.Note += fmt.Sprintf("; connections opened %d", dialsTo(fp.Addr()))
+					}
 					report(t, f)
 				})
 			}

@@ -1,13 +1,16 @@
 package faults_test
 
 import (
+	"bytes"
 	"fmt"
 	"os"
 	"regexp"
+	"runtime"
 	"slices"
 	"strings"
 	"sync"
 	"testing"
+	"time"
 )
 
 // figures are what one scenario measured: the columns of docs/RELIABILITY.md's
@@ -60,19 +63,51 @@ func runPattern(name string) string {
 	return strings.Join(parts, "/")
 }
 
-// writeReport writes the figures of the run as a Markdown table to path.
+// Markers around the figures in docs/RELIABILITY.md.
+const (
+	beginMarker = "<!-- faults:begin -->"
+	endMarker   = "<!-- faults:end -->"
+)
+
+// writeReport writes the figures of the run as a Markdown table to path: between
+// the faults markers when the file has them (docs/RELIABILITY.md), else as the
+// whole file.
 func writeReport(path string) error {
+	table := reportTable()
+	old, err := os.ReadFile(path)
+	if err == nil {
+		b, e := bytes.Index(old, []byte(beginMarker)), bytes.Index(old, []byte(endMarker))
+		if b >= 0 && e > b {
+			var out bytes.Buffer
+			out.Write(old[:b+len(beginMarker)])
+			out.WriteString("\n\n" + table + "\n")
+			out.Write(old[e:])
+			return os.WriteFile(path, out.Bytes(), 0o644)
+		}
+	}
+	return os.WriteFile(path, []byte(table), 0o644)
+}
+
+// reportTable renders the figures of the run, sorted by test, under a line
+// naming the run's conditions.
+func reportTable() string {
 	reportMu.Lock()
 	rows := slices.Clone(reported)
 	reportMu.Unlock()
 	slices.SortStableFunc(rows, func(a, b figures) int { return strings.Compare(a.Run, b.Run) })
+	scale := os.Getenv(envScale)
+	if scale == "" {
+		scale = "1"
+	}
 	var b strings.Builder
-	fmt.Fprintf(&b, "| class | backend | messages | tried | injected | processed | duplicates | losses | note | reproduce |\n")
+	fmt.Fprintf(&b, "Run %s on %s/%s, %d CPUs, race detector %s, scale %s.\n\n", time.Now().UTC().Format("2006-01-02"),
+		runtime.GOOS, runtime.GOARCH, runtime.NumCPU(), map[bool]string{true: "on", false: "off"}[raceEnabled], scale)
+	fmt.Fprintf(&b, "| class | backend | messages | tried | injected | processed | duplicates | losses | what else was seen | reproduce with `go test -race -count=1 ./tests/faults/` and |\n")
 	fmt.Fprintf(&b, "|---|---|---:|---:|---:|---:|---:|---:|---|---|\n")
 	for _, f := range rows {
 		fmt.Fprintf(&b, "| %s | %s | %d | %d | %d | %d | %d | %d | %s | `-run '%s'` |\n",
 			f.Class, f.Backend, f.Messages, f.Tried, f.Injected, f.Processed, f.Duplicates, f.Losses,
 			strings.ReplaceAll(f.Note, "|", "\\|"), f.Run)
 	}
-	return os.WriteFile(path, []byte(b.String()), 0o644)
+	return b.String()
 }

@@ -3,6 +3,7 @@ package faults_test
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -60,11 +61,41 @@ func TestFrozenHolderIsFencedOut(t *testing.T) {
 	}
 }
 
+// waitStopped waits until the process pid is stopped (state T in
+// /proc/<pid>/stat): SIGSTOP is delivered asynchronously, and the answer to
+// the hold point must reach a process that is already frozen.
+func waitStopped(pid string) error {
+	deadline := time.Now().Add(10 * time.Second)
+	for time.Now().Before(deadline) {
+		stat, err := os.ReadFile("/proc/" + pid + "/stat")
+		if err != nil {
+			return fmt.Errorf("worker A (pid %s): %w", pid, err)
+		}
+		// The state follows the command name, which is in parentheses.
+		if i := bytes.LastIndexByte(stat, ')'); i >= 0 && len(stat) > i+2 && (stat[i+2] == 'T' || stat[i+2] == 't') {
+			return nil
+		}
+		time.Sleep(time.Millisecond)
+	}
+	return fmt.Errorf("worker A (pid %s) is not stopped 10s after SIGSTOP", pid)
+}
+
 func frozenHolder(t *testing.T, backend string, benv []string) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	sup := supplier.New()
-	supSrv := httptest.NewServer(sup)
+	var (
+		callsMu sync.Mutex
+		calls   []string // worker, fence and answer of every supplier call
+	)
+	supSrv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		rec := httptest.NewRecorder()
+		sup.ServeHTTP(rec, r)
+		callsMu.Lock()
+		calls = append(calls, r.Header.Get("X-Worker")+" fence "+r.Header.Get("X-Fencing-Token")+" → "+http.StatusText(rec.Code))
+		callsMu.Unlock()
+		w.WriteHeader(rec.Code)
+	}))
 	defer supSrv.Close()
 	ft := newFencedTable(t)
 	_, sinkDSN := postgresVia(t, "")
@@ -80,6 +111,9 @@ func frozenHolder(t *testing.T, backend string, benv []string) {
 			a := procs["A"]
 			mu.Unlock()
 			a.Pause() // frozen inside its body; it reads this answer only when resumed
+			if err := waitStopped(r.Header.Get("X-Worker-Pid")); err != nil {
+				t.Error(err)
+			}
 			frozen <- 1
 		}
 		w.WriteHeader(http.StatusNoContent)
@@ -156,7 +190,9 @@ func frozenHolder(t *testing.T, backend string, benv []string) {
 	rep := sup.Report()
 	key := ns + ":order-1"
 	if rep.Orders != 1 || rep.Duplicates != 0 || rep.StaleFences != 1 {
-		t.Errorf("supplier %+v; want one order and A's stale call refused", rep)
+		callsMu.Lock()
+		t.Errorf("supplier %+v, calls %q; want one order and A's stale call refused", rep, calls)
+		callsMu.Unlock()
 	}
 	if n1, n2 := ft.effectsBy(t, key, 1), ft.effectsBy(t, key, 2); n1 != 0 || n2 != 1 {
 		t.Errorf("sink effects: fence 1 ×%d, fence 2 ×%d; want only B's (fence 2)", n1, n2)

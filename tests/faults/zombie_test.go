@@ -120,6 +120,7 @@ func post(ctx context.Context, url, name string, data []byte, c gate.Claim) (int
 		return 0, err
 	}
 	req.Header.Set("X-Worker", name)
+	req.Header.Set("X-Worker-Pid", strconv.Itoa(os.Getpid()))
 	req.Header.Set(worker.HeaderIdempotencyKey, c.Key)
 	req.Header.Set(worker.HeaderFencingToken, strconv.FormatInt(c.Fence, 10))
 	resp, err := http.DefaultClient.Do(req)

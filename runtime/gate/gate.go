@@ -122,6 +122,9 @@ func (g *Gate) run(ctx context.Context, c call, body func(context.Context, Claim
 			return g.refuseTerminal(ctx, c, rec)
 		}
 	}
+	// The store starts the lease when it applies the claim, no earlier than now:
+	// sent + Lease is a local bound the store's lease never ends before.
+	sent := time.Now()
 	res, err := g.b.Claim(ctx, ClaimRequest{
 		Key: key, Token: newToken(), Owner: g.opts.Owner,
 		Lease: g.opts.Lease, TTL: g.opts.TTL, Fingerprint: c.fingerprint,
@@ -153,7 +156,7 @@ func (g *Gate) run(ctx context.Context, c call, body func(context.Context, Claim
 
 	cl := Claim{Key: key, Fence: rec.Fence, LeaseExpiry: rec.LeaseExpiry, Owner: g.opts.Owner}
 	log.fence = cl.Fence
-	result, bodyErr := g.invoke(ctx, cl, body)
+	result, bodyErr := g.invoke(ctx, cl, sent, body)
 
 	// Store calls after the body must not be lost to a cancelled request.
 	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), g.opts.StoreTimeout)
@@ -231,15 +234,23 @@ func (g *Gate) afterBodyError(ctx context.Context, log keyLogger, c call, cl Cla
 	return be
 }
 
-// invoke runs body under the work deadline and the heartbeat. A panic in body
-// releases the claim and is re-raised.
-func (g *Gate) invoke(ctx context.Context, cl Claim, body func(context.Context, Claim) ([]byte, error)) (result []byte, err error) {
+// invoke runs body under the work deadline and the heartbeat. Without a
+// heartbeat the deadline is also bounded by sent + Lease, so a claim answer that
+// arrived late cannot let the body outlive its lease. A panic in body releases
+// the claim and is re-raised.
+func (g *Gate) invoke(ctx context.Context, cl Claim, sent time.Time, body func(context.Context, Claim) ([]byte, error)) (result []byte, err error) {
 	bctx, cancelCause := context.WithCancelCause(context.WithoutCancel(ctx))
 	defer cancelCause(nil)
-	bctx, cancel := context.WithTimeout(bctx, g.opts.WorkDeadline)
+	deadline := time.Now().Add(g.opts.WorkDeadline)
+	if g.opts.Heartbeat == 0 {
+		if end := sent.Add(g.opts.Lease); end.Before(deadline) {
+			deadline = end
+		}
+	}
+	bctx, cancel := context.WithDeadline(bctx, deadline)
 	defer cancel()
 	if g.opts.Heartbeat > 0 {
-		stop := g.startHeartbeat(bctx, cancelCause, cl)
+		stop := g.startHeartbeat(bctx, cancelCause, cl, sent)
 		defer stop()
 	}
 	defer func() {

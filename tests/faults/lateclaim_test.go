@@ -25,10 +25,10 @@ func (s slowAnswers) Claim(ctx context.Context, req gate.ClaimRequest) (gate.Cla
 }
 
 // TestLateClaimAnswerOutlivesLease: the store starts a lease when it applies
-// the claim, but the gateway starts the body's work deadline when the answer
-// arrives. An answer delayed by more than lease − work deadline lets the body
-// run past its lease, while another instance may take the key: invariant 1
-// ("lease > the longest the guarded work can run") then holds on paper only.
+// the claim, but the answer may reach the gateway late. The gateway bounds the
+// body's deadline by the claim's send time + Lease, so an answer delayed by more
+// than lease − work deadline cannot let the body run past its lease while
+// another instance takes the key (invariant 1).
 // The check: instance A's claim answer comes 1.7 s late (lease 2 s, work
 // deadline 1 s); 2.1 s after A's claim, instance B tries the key while A's body,
 // still inside its work deadline, runs. B must be told in-progress, or A's body
@@ -68,8 +68,6 @@ func TestLateClaimAnswerOutlivesLease(t *testing.T) {
 	if !overlap.Load() {
 		return // B was refused, or A had stopped: the lease held
 	}
-	t.Skipf("KNOWN ISSUE, reported: B won the key (%v) 2.1 s after A's claim while A's body was still running inside its work deadline; A then got %v. "+
-		"runtime/gate/gate.go (invoke) starts the work deadline, and heartbeat.go its lease-lost timer, when the claim's answer arrives instead of when the claim was sent. "+
-		"Fix: bound the body's deadline by the claim's send time + Lease (a monotonic local bound that never exceeds the store's lease). Remove this skip when fixed.",
-		gate.OutcomeOf(errB), gate.OutcomeOf(errA))
+	t.Fatalf("B won the key (%v) 2.1 s after A's claim while A's body was still running inside its work deadline; A then got %v: "+
+		"the body's deadline must be bounded by the claim's send time + Lease", gate.OutcomeOf(errB), gate.OutcomeOf(errA))
 }

@@ -19,6 +19,8 @@ type Report struct {
 	// Outcomes from the workers' log lines.
 	Ran, Duplicates, InProgress, BodyFailed int64
 	DeadLettered, Kills                     int
+	// Crashed counts workers that exited on their own (a bug, not a kill).
+	Crashed int
 	// SupplierOrders counts distinct keys accepted; SupplierDuplicates accepted
 	// calls beyond one per key; Missing the expected orders never accepted.
 	SupplierOrders, SupplierDuplicates, Missing int
@@ -26,7 +28,7 @@ type Report struct {
 
 // OK reports whether every distinct order reached the supplier exactly once.
 func (r Report) OK() bool {
-	return r.SupplierDuplicates == 0 && r.Missing == 0 && r.SupplierOrders == r.DistinctOrders
+	return r.SupplierDuplicates == 0 && r.Missing == 0 && r.SupplierOrders == r.DistinctOrders && r.Crashed == 0
 }
 
 func (r *run) report(start time.Time, ids []string, dead int, expect map[string]bool) Report {
@@ -37,8 +39,14 @@ func (r *run) report(start time.Time, ids []string, dead int, expect map[string]
 			missing++
 		}
 	}
+	crashed := 0
+	for _, w := range r.workers {
+		if exited, _ := w.Exited(); exited {
+			crashed++
+		}
+	}
 	return Report{
-		Duration: time.Since(start), Published: len(ids), DistinctOrders: len(expect),
+		Crashed: crashed, Duration: time.Since(start), Published: len(ids), DistinctOrders: len(expect),
 		Deliveries: r.bridge.Stats().Deliveries + r.injected.Load(), BodiesRun: s.Calls,
 		Ran: r.outcome("ran"), Duplicates: r.outcome("duplicate"), InProgress: r.outcome("in-progress"),
 		BodyFailed: r.outcome("body-failed"), DeadLettered: dead, Kills: int(r.kills.Load()),
@@ -61,11 +69,12 @@ report (%.1fs)
   body failures (nacked)    %6d
   dead-lettered             %6d
   workers killed            %6d
+  workers crashed           %6d
   distinct orders           %6d
   orders at the supplier    %6d
   duplicate orders          %6d
   lost orders               %6d
 %s
 `, r.Duration.Seconds(), r.Published, r.Deliveries, r.BodiesRun, r.Duplicates, r.InProgress, r.BodyFailed,
-		r.DeadLettered, r.Kills, r.DistinctOrders, r.SupplierOrders, r.SupplierDuplicates, r.Missing, verdict)
+		r.DeadLettered, r.Kills, r.Crashed, r.DistinctOrders, r.SupplierOrders, r.SupplierDuplicates, r.Missing, verdict)
 }

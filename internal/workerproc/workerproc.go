@@ -15,6 +15,7 @@ import (
 	"os"
 	"os/exec"
 	"strconv"
+	"strings"
 	"sync"
 	"syscall"
 	"time"
@@ -27,10 +28,16 @@ type Proc struct {
 	port   int
 	onLine func(map[string]any)
 
-	mu   sync.Mutex
-	cmd  *exec.Cmd
-	done chan struct{}
+	mu       sync.Mutex
+	cmd      *exec.Cmd
+	done     chan struct{}
+	stopping bool     // Kill or Stop was asked: an exit is expected
+	exited   bool     // the process exited on its own
+	tail     []string // the last non-JSON stderr lines (panics, race reports)
 }
+
+// tailLines is how many non-JSON stderr lines a Proc keeps.
+const tailLines = 50
 
 // FreePort returns a free loopback TCP port.
 func FreePort() (int, error) {
@@ -76,15 +83,29 @@ func (p *Proc) start(ctx context.Context) error {
 		sc.Buffer(make([]byte, 64*1024), 1<<20)
 		for sc.Scan() {
 			var line map[string]any
-			if p.onLine != nil && json.Unmarshal(sc.Bytes(), &line) == nil {
-				p.onLine(line)
+			if json.Unmarshal(sc.Bytes(), &line) == nil {
+				if p.onLine != nil {
+					p.onLine(line)
+				}
+				continue
 			}
+			p.mu.Lock()
+			p.tail = append(p.tail, sc.Text())
+			if len(p.tail) > tailLines {
+				p.tail = p.tail[len(p.tail)-tailLines:]
+			}
+			p.mu.Unlock()
 		}
 		_ = cmd.Wait()
+		p.mu.Lock()
+		if !p.stopping {
+			p.exited = true
+		}
+		p.mu.Unlock()
 		close(done)
 	}()
 	p.mu.Lock()
-	p.cmd, p.done = cmd, done
+	p.cmd, p.done, p.stopping = cmd, done, false
 	p.mu.Unlock()
 	return p.waitReady(ctx, done)
 }
@@ -94,7 +115,8 @@ func (p *Proc) waitReady(ctx context.Context, done chan struct{}) error {
 	for time.Now().Before(deadline) {
 		select {
 		case <-done:
-			return fmt.Errorf("workerproc: %s exited before it was ready", p.argv[0])
+			_, tail := p.Exited()
+			return fmt.Errorf("workerproc: %s exited before it was ready: %s", p.argv[0], strings.Join(tail, "\n"))
 		case <-ctx.Done():
 			return ctx.Err()
 		default:
@@ -129,7 +151,18 @@ func (p *Proc) send(sig syscall.Signal) {
 	}
 }
 
+// Exited reports whether the process exited without being killed or stopped
+// (a crash), and the last lines it wrote to stderr that were not JSON.
+func (p *Proc) Exited() (bool, []string) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.exited, append([]string(nil), p.tail...)
+}
+
 func (p *Proc) signal(sig syscall.Signal) {
+	p.mu.Lock()
+	p.stopping = true
+	p.mu.Unlock()
 	p.send(sig)
 	p.mu.Lock()
 	done := p.done

@@ -64,6 +64,7 @@ func TestReportOK(t *testing.T) {
 		{demo.Report{DistinctOrders: 3, SupplierOrders: 3, SupplierDuplicates: 1}, false},
 		{demo.Report{DistinctOrders: 3, SupplierOrders: 2, Missing: 1}, false},
 		{demo.Report{DistinctOrders: 3, SupplierOrders: 4}, false},
+		{demo.Report{DistinctOrders: 3, SupplierOrders: 3, Crashed: 1}, false},
 	} {
 		if got := tc.r.OK(); got != tc.want {
 			t.Errorf("%+v.OK() = %v, want %v", tc.r, got, tc.want)

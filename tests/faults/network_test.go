@@ -17,6 +17,12 @@ import (
 var netGate = gate.Options{Lease: 2 * time.Second, TTL: 10 * time.Minute,
 	WorkDeadline: 500 * time.Millisecond, StoreTimeout: storeTimeout}
 
+// netAckDeadline is the push request timeout of the network fault tests. It is
+// at most lease − work deadline: a claim's answer can then never arrive so late
+// that the body outlives the store's lease (see TestLateClaimAnswerOutlivesLease
+// for what happens otherwise).
+var netAckDeadline = netGate.Lease - netGate.WorkDeadline
+
 // netStore is a store under test reached through a fault proxy: make returns one
 // backend per gateway instance, each with its own client or pool.
 type netStore struct {
@@ -102,7 +108,7 @@ var netFaults = []netFault{
 		})
 	}},
 	{name: "connection resets", during: func(ctx context.Context, fp *faultProxy) {
-		every(ctx, 500*time.Millisecond, func() { pulse(ctx, fp, resetPeer(0.7), time.Second) })
+		every(ctx, 600*time.Millisecond, func() { pulse(ctx, fp, resetPeer(1), 400*time.Millisecond) })
 	}},
 	{name: "store down", during: func(ctx context.Context, fp *faultProxy) {
 		every(ctx, 1500*time.Millisecond, func() {
@@ -146,7 +152,7 @@ func TestNetworkFaults(t *testing.T) {
 					var bodies atomic.Int64
 					n := scaled(t, 40)
 					o := rigOptions{Backends: st.make(t, fp.Addr(), 2), Gate: netGate,
-						AckDeadline: 3 * time.Second, DupEvery: 5, Span: max(3*time.Second, time.Duration(n)*150*time.Millisecond)}
+						AckDeadline: netAckDeadline, DupEvery: 5, Span: max(3*time.Second, time.Duration(n)*150*time.Millisecond)}
 					if nf.afterBody != nil {
 						o.AfterBody = func(string) { nf.afterBody(fp, bodies.Add(1)) }
 					}

@@ -109,7 +109,8 @@ func blackHole(stream string) toxic {
 	return toxic{Type: "timeout", Stream: stream, Attrs: map[string]any{"timeout": 0}}
 }
 
-// resetPeer resets (TCP RST) a share of the connections the moment data flows.
+// resetPeer resets (TCP RST) a share of the connections (1 for all) the moment
+// data flows.
 func resetPeer(share float32) toxic {
 	return toxic{Type: "reset_peer", Stream: "upstream", Toxicity: share, Attrs: map[string]any{"timeout": 0}}
 }

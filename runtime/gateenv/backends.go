@@ -129,7 +129,7 @@ func redisAddrs(v string) ([]string, error) {
 		a = strings.TrimSpace(a)
 		host, port, err := net.SplitHostPort(a)
 		if err == nil {
-			if n, perr := strconv.Atoi(port); perr != nil || n < 1 || n > 65535 || host == "" {
+			if n, perr := strconv.Atoi(port); perr != nil || n < 1 || n > 65535 || host == "" || strings.ContainsAny(host, " \t\r\n\x00") {
 				err = errors.New("invalid host or port")
 			}
 		}

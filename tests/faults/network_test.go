@@ -68,6 +68,8 @@ type netFault struct {
 	name      string
 	during    func(ctx context.Context, fp *faultProxy)
 	afterBody func(fp *faultProxy, n int64)
+	// must, when set, is an outcome the fault has to produce at least once.
+	must string
 }
 
 // every runs step until ctx ends, pausing gap between steps.
@@ -110,7 +112,7 @@ var netFaults = []netFault{
 	{name: "connection resets", during: func(ctx context.Context, fp *faultProxy) {
 		every(ctx, 600*time.Millisecond, func() { pulse(ctx, fp, resetPeer(1), 400*time.Millisecond) })
 	}},
-	{name: "store down", during: func(ctx context.Context, fp *faultProxy) {
+	{name: "store down", must: "store-unavailable", during: func(ctx context.Context, fp *faultProxy) {
 		every(ctx, 1500*time.Millisecond, func() {
 			fp.down()
 			select {
@@ -120,7 +122,7 @@ var netFaults = []netFault{
 			fp.up()
 		})
 	}},
-	{name: "stall mid-complete", afterBody: func(fp *faultProxy, n int64) {
+	{name: "stall mid-complete", must: "not-recorded", afterBody: func(fp *faultProxy, n int64) {
 		// Every third body stalls the store's answers just after its effect, for
 		// longer than the gate's StoreTimeout: its complete (and the calls of
 		// other deliveries meanwhile) cannot be answered.
@@ -174,6 +176,9 @@ func TestNetworkFaults(t *testing.T) {
 					if felt := r.felt(); felt == 0 {
 						t.Errorf("no delivery felt the fault (outcomes: %s)", f.Note)
 					}
+					if nf.must != "" && r.count(nf.must) == 0 {
+						t.Errorf("the fault never produced %s (outcomes: %s)", nf.must, f.Note)
+					}
 					f.Note += r.leftovers(t, o.Backends[0], n)
 					if st.name == "redis" {
 						f.Note += fmt.Sprintf("; connections opened %d", dialsTo(fp.Addr()))
@@ -198,6 +203,13 @@ func (r *rig) felt() int {
 		}
 	}
 	return n
+}
+
+// count returns how many answers had outcome.
+func (r *rig) count(outcome string) int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.outcomes[outcome]
 }
 
 // leftovers reports the records a not-recorded answer left behind. Their

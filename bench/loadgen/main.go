@@ -7,8 +7,9 @@
 // to the server under test, over loopback.
 //
 // It runs for -warmup (not measured) then -duration, or, with -n, sends exactly
-// n requests and measures all of them. With -stats it GETs that URL every
-// -stats-every completed requests (and at the end) and includes the answers.
+// n requests and measures all of them. With -stats it GETs that URL (with -n,
+// every -stats-every completed requests and at the end; else at both ends of
+// the measured window) and includes the answers.
 //
 // Usage:
 //

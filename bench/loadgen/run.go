@@ -49,7 +49,8 @@ type Result struct {
 	// Statuses counts answers by HTTP status; 0 counts transport errors.
 	Statuses map[int]int `json:"statuses"`
 	// Samples are the -stats answers, each with the requests completed when it
-	// was taken.
+	// was taken: with -n every -stats-every requests and at the end; with
+	// -duration at the start and at the end of the measured window.
 	Samples []Sample `json:"samples,omitempty"`
 }
 
@@ -131,22 +132,32 @@ func Run(cfg Config) (Result, error) {
 			}
 		})
 	}
-	var began time.Time
+	var (
+		began   time.Time
+		elapsed time.Duration
+	)
 	if cfg.N > 0 {
 		began = time.Now()
 		measuring.Store(true)
 		wg.Wait()
+		elapsed = time.Since(began)
+		if completed.Load()%int64(cfg.StatsEvery) != 0 {
+			sample(int(completed.Load()))
+		}
 	} else {
+		// Sample at both ends of the measured window, so the caller can
+		// charge the target's CPU time to the requests measured.
 		time.Sleep(cfg.Warmup)
+		sample(int(completed.Load()))
 		began = time.Now()
 		measuring.Store(true)
 		time.Sleep(cfg.Duration)
 		measuring.Store(false)
+		elapsed = time.Since(began)
+		sample(int(completed.Load()))
 		stopped.Store(true)
+		wg.Wait()
 	}
-	elapsed := time.Since(began)
-	wg.Wait()
-	sample(int(completed.Load()))
 	return summarize(cfg, workers, elapsed, samples), nil
 }
 

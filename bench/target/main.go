@@ -64,6 +64,7 @@ type config struct {
 	ttl     time.Duration
 	purge   time.Duration
 	cache   int
+	conns   int
 	pprof   bool
 }
 
@@ -77,6 +78,7 @@ func parseFlags() (config, error) {
 	flag.DurationVar(&c.ttl, "ttl", time.Hour, "gate ttl: how long a done record is kept")
 	flag.DurationVar(&c.purge, "purge", 0, "when positive, purge expired records at this interval (backends that are gate.Purgers)")
 	flag.IntVar(&c.cache, "cache", 0, "gate terminal cache size (0: off)")
+	flag.IntVar(&c.conns, "max-conns", 16, "SQL or Redis connection pool size (0: the driver's default)")
 	flag.BoolVar(&c.pprof, "pprof", false, "serve net/http/pprof under /debug/pprof/")
 	flag.Parse()
 	k, err := stores.ParseKind(*backend)
@@ -92,7 +94,7 @@ func run() error {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 
-	st, err := stores.Open(ctx, cfg.backend, stores.Config{DSN: cfg.dsn, Name: cfg.name, Drop: true})
+	st, err := stores.Open(ctx, cfg.backend, stores.Config{DSN: cfg.dsn, Name: cfg.name, MaxConns: cfg.conns, Drop: true})
 	if err != nil {
 		return err
 	}
@@ -229,7 +231,10 @@ type Stats struct {
 	HeapInuseBytes uint64 `json:"heap_inuse_bytes"`
 	HeapObjects    uint64 `json:"heap_objects"`
 	NumGC          uint32 `json:"num_gc"`
-	Goroutines     int    `json:"goroutines"`
+	// CPUSeconds is the user and system CPU time the process used so far
+	// (getrusage(2) RUSAGE_SELF).
+	CPUSeconds float64 `json:"cpu_seconds"`
+	Goroutines int     `json:"goroutines"`
 	// Records is the memory backend's record count, expired ones included; -1
 	// for other backends.
 	Records int `json:"records"`
@@ -239,7 +244,7 @@ func readStats(st *stores.Store) Stats {
 	var ms runtime.MemStats
 	runtime.ReadMemStats(&ms)
 	s := Stats{RSSBytes: rss(), HeapInuseBytes: ms.HeapInuse, HeapObjects: ms.HeapObjects,
-		NumGC: ms.NumGC, Goroutines: runtime.NumGoroutine(), Records: -1}
+		NumGC: ms.NumGC, CPUSeconds: cpuSeconds(), Goroutines: runtime.NumGoroutine(), Records: -1}
 	if m, ok := st.Backend.(*memgate.Store); ok {
 		s.Records = m.Len()
 	}

@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"os"
 	"strconv"
+	"syscall"
 )
 
 // rss returns the process's resident set size in bytes from /proc/self/status
@@ -31,4 +32,15 @@ func rss() int64 {
 		}
 	}
 	return 0
+}
+
+// cpuSeconds returns the user plus system CPU time of the process, in seconds,
+// or 0 when getrusage fails.
+func cpuSeconds() float64 {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	tv := func(t syscall.Timeval) float64 { return float64(t.Sec) + float64(t.Usec)/1e6 }
+	return tv(ru.Utime) + tv(ru.Stime)
 }

@@ -86,7 +86,9 @@ func lockID(name string) int64 {
 
 // claimTx claims a inside tx; errBusy when another transaction holds the key and
 // noWait is set (or a lock wait timed out). A statement that fails is not run
-// again: the transaction may be gone.
+// again: the transaction may be gone. Statements run unprepared: tx may come from
+// a pool other than the Store's, and database/sql refuses a statement prepared
+// on another pool.
 func (s *Store) claimTx(ctx context.Context, tx *sql.Tx, a claimArgs, noWait bool) (gate.ClaimResult, error) {
 	switch s.dialect {
 	case MySQL:

@@ -106,7 +106,7 @@ func TestRunLockedSerializes(t *testing.T) {
 		ctx := context.Background()
 		s := newStore(t, openDB(t, d, nil), d)
 		e := newEffects(t, s)
-		if _, err := s.DB().Exec(`INSERT INTO `+e.table+` (id, fence) VALUES ('counter', 0)`); err != nil {
+		if _, err := s.DB().Exec(`INSERT INTO ` + e.table + ` (id, fence) VALUES ('counter', 0)`); err != nil {
 			t.Fatal(err)
 		}
 		var inside, overlaps atomic.Int32

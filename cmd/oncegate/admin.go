@@ -84,13 +84,16 @@ func newUnresolvedCmd() *cobra.Command {
 		Short: "List records whose outcome is unknown, oldest first, with their age",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			return withBackend(cmd.Context(), "list unresolved records", func(_ *gateenv.Config, l gate.UnresolvedLister) error {
+			return withBackend(cmd.Context(), "list unresolved records", func(cfg *gateenv.Config, l gate.UnresolvedLister) error {
 				rs, err := l.ListUnresolved(cmd.Context(), limit)
 				if err != nil {
 					return err
 				}
 				for _, r := range rs {
-					fmt.Fprintf(cmd.OutOrStdout(), "%s\tfence %d\towner %s\tage %s\n", r.Key, r.Fence, r.Owner, time.Since(r.LeaseExpiry).Truncate(time.Second))
+					// The claim was made a lease before its lease expiry; the
+					// record turned unknown after that.
+					age := max(time.Since(r.LeaseExpiry.Add(-cfg.Plan.Lease)), 0).Truncate(time.Second)
+					fmt.Fprintf(cmd.OutOrStdout(), "%s\tfence %d\towner %s\tage %s\n", r.Key, r.Fence, r.Owner, age)
 				}
 				fmt.Fprintf(cmd.OutOrStdout(), "%d unresolved\n", len(rs))
 				return nil
@@ -124,6 +127,38 @@ func newResolveCmd() *cobra.Command {
 	cmd.Flags().BoolVar(&done, "done", false, "the effect happened: record the key done")
 	cmd.Flags().BoolVar(&retry, "retry", false, "the effect did not happen: let the next delivery run it")
 	cmd.Flags().BoolVar(&raw, "raw", false, "KEY is the stored key (do not prefix ONCEGATE_NAMESPACE)")
+	return cmd
+}
+
+func newAdvanceFenceCmd() *cobra.Command {
+	var atLeast int64
+	var raw bool
+	cmd := &cobra.Command{
+		Use:   "advance-fence KEY --at-least N",
+		Short: "Raise a key's fence to at least N (after a store lost data); never lowers it",
+		Long: `advance-fence moves KEY's fencing token to at least N, so the next claim gets a token
+above every token handed out before the store lost data (a Redis failover without
+persistence, a restored backup). Read N from your fenced sinks: the highest fence they
+accepted for the key. It never lowers a fence, so running it twice is harmless.`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if atLeast < 1 {
+				return errors.New("advance-fence: --at-least must be a fence of 1 or more")
+			}
+			return withBackend(cmd.Context(), "advance fences", func(cfg *gateenv.Config, a gate.FenceAdvancer) error {
+				key := storedKey(cfg, args[0], raw)
+				f, err := a.AdvanceFence(cmd.Context(), key, atLeast, cfg.Plan.TTL)
+				if err != nil {
+					return err
+				}
+				fmt.Fprintf(cmd.OutOrStdout(), "%s fence %d; the next claim gets %d\n", key, f, f+1)
+				return nil
+			})
+		},
+	}
+	cmd.Flags().Int64Var(&atLeast, "at-least", 0, "the fence to reach (required)")
+	cmd.Flags().BoolVar(&raw, "raw", false, "KEY is the stored key (do not prefix ONCEGATE_NAMESPACE)")
+	_ = cmd.MarkFlagRequired("at-least")
 	return cmd
 }
 

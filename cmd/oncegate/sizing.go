@@ -30,7 +30,8 @@ Pub/Sub's caps (raising the minimum backoff if needed).`,
 			}
 			printPlan(cmd.OutOrStdout(), plan)
 			if err != nil {
-				return err
+				// printPlan listed every violation with its fix.
+				return fmt.Errorf("%w (violations above)", sizing.ErrUnsafePlan)
 			}
 			fmt.Fprintln(cmd.OutOrStdout(), "verdict: safe")
 			return nil

@@ -5,6 +5,8 @@ import (
 	"context"
 	"database/sql"
 	"errors"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -219,5 +221,67 @@ func TestTxArguments(t *testing.T) {
 	}
 	if err := s.RunTx(ctx, "", nil, body); !errors.Is(err, gate.ErrInvalidKey) {
 		t.Errorf("empty key: %v, want ErrInvalidKey", err)
+	}
+}
+
+// TestRunTxRetriesAbortedTransactions: two runs that read and then update one
+// row collide — on PostgreSQL at SERIALIZABLE the second update fails with a
+// serialization failure, on MySQL/MariaDB the two share locks deadlock — and
+// the database aborts one transaction. RunTx runs it again from the start, so
+// both runs commit, and no update is lost.
+func TestRunTxRetriesAbortedTransactions(t *testing.T) {
+	for _, d := range []sqlgate.Dialect{sqlgate.Postgres, sqlgate.MySQL} {
+		t.Run(d.String(), func(t *testing.T) {
+			t.Parallel()
+			ctx := context.Background()
+			s := newStore(t, openDB(t, d, nil), d)
+			e := newEffects(t, s)
+			if _, err := s.DB().Exec(`INSERT INTO ` + e.table + ` (id, fence) VALUES ('counter', 0)`); err != nil {
+				t.Fatal(err)
+			}
+			read := `SELECT fence FROM ` + e.table + ` WHERE id = 'counter'`
+			if d == sqlgate.MySQL {
+				read += ` LOCK IN SHARE MODE`
+			}
+			var calls atomic.Int32
+			var bothRead sync.WaitGroup
+			bothRead.Add(2)
+			var wg sync.WaitGroup
+			for _, key := range []string{"a", "b"} {
+				wg.Go(func() {
+					first := true
+					err := s.RunTx(ctx, key, &sqlgate.TxOptions{Isolation: sql.LevelSerializable}, func(tx *sql.Tx, c gate.Claim) error {
+						calls.Add(1)
+						var n int64
+						if err := tx.QueryRow(read).Scan(&n); err != nil {
+							return err
+						}
+						if first {
+							first = false
+							bothRead.Done()
+							bothRead.Wait()
+						}
+						_, err := tx.Exec(`UPDATE `+e.table+` SET fence = `+ph(d, 1)+` WHERE id = 'counter'`, n+1)
+						return err
+					})
+					if err != nil {
+						t.Errorf("RunTx(%s): %v", key, err)
+					}
+				})
+			}
+			wg.Wait()
+			var n int
+			if err := s.DB().QueryRow(`SELECT fence FROM ` + e.table + ` WHERE id = 'counter'`).Scan(&n); err != nil {
+				t.Fatal(err)
+			}
+			if n != 2 || calls.Load() < 3 {
+				t.Fatalf("counter = %d after %d body calls; want 2, and at least one retried call", n, calls.Load())
+			}
+			for _, key := range []string{"a", "b"} {
+				if st, fence := state(t, s, key); st != gate.StateDone || fence != 1 {
+					t.Errorf("record %q = %s fence %d, want done at fence 1 (a retried attempt leaves no claim)", key, st, fence)
+				}
+			}
+		})
 	}
 }

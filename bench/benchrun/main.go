@@ -160,6 +160,8 @@ func run() error {
 		if cfg.work, err = os.MkdirTemp("", "oncegate-bench-"); err != nil {
 			return err
 		}
+	} else if err := os.MkdirAll(cfg.work, 0o755); err != nil {
+		return err
 	}
 	logf("work directory %s", cfg.work)
 	res := &Results{Started: time.Now(), Skipped: cfg.skip, Errors: map[string]string{},

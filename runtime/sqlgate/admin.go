@@ -46,6 +46,7 @@ func (s *Store) AdvanceFence(ctx context.Context, key string, atLeast int64, ttl
 // advanceMySQL upserts and reads the fence back in one transaction, so the
 // fence returned is the one this call left.
 func (s *Store) advanceMySQL(ctx context.Context, sk string, args []any) (int64, error) {
+	s.warm(ctx, s.q.advance, s.q.fenceOf)
 	tx, err := s.db.BeginTx(ctx, nil)
 	if err != nil {
 		return 0, err

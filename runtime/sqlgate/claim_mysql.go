@@ -76,6 +76,7 @@ func (s *Store) claimMySQL(ctx context.Context, a claimArgs) (gate.ClaimResult, 
 // vanished, so the caller starts over with the INSERT. A decision not to write (a
 // claim that won meanwhile, say) is returned as the answer.
 func (s *Store) reclaimMySQL(ctx context.Context, a claimArgs) (res gate.ClaimResult, again bool, err error) {
+	s.warm(ctx, s.q.lock, s.q.now, s.q.reclaim)
 	tx, err := s.db.BeginTx(ctx, nil)
 	if err != nil {
 		return gate.ClaimResult{}, false, err

@@ -29,13 +29,27 @@ func (s *Store) prepared(ctx context.Context, st stmt) (*sql.Stmt, error) {
 	return p, nil
 }
 
-// on returns st prepared for tx, or for the pool when tx is nil.
+// on returns st prepared for tx, or for the pool when tx is nil. Inside a
+// transaction a statement not yet prepared on the pool is prepared on the
+// transaction's connection only: preparing on the pool would wait for a second
+// connection, forever when the transaction holds the pool's last one. Callers
+// warm the cache with warm before they begin.
 func (s *Store) on(ctx context.Context, tx *sql.Tx, st stmt) (*sql.Stmt, error) {
-	p, err := s.prepared(ctx, st)
-	if err != nil || tx == nil {
-		return p, err
+	if tx == nil {
+		return s.prepared(ctx, st)
 	}
-	return tx.StmtContext(ctx, p), nil
+	if v, ok := s.stmts.Load(st.text); ok {
+		return tx.StmtContext(ctx, v.(*sql.Stmt)), nil
+	}
+	return tx.PrepareContext(ctx, st.text)
+}
+
+// warm prepares sts on the pool, before a transaction that runs them begins. A
+// failure is left for the statement's own run to report.
+func (s *Store) warm(ctx context.Context, sts ...stmt) {
+	for _, st := range sts {
+		_, _ = s.prepared(ctx, st)
+	}
 }
 
 // row is the result of queryRow: a *sql.Row, or the error preparing it.

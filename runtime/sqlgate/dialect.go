@@ -16,8 +16,7 @@ const (
 	// accepts $n placeholders.
 	Postgres Dialect = iota + 1
 	// MySQL is MySQL 8 or MariaDB 10.5 or later, through go-sql-driver/mysql
-	// (driver name "mysql"). Set interpolateParams=true on a pool you configure
-	// yourself to save a round trip per statement; Open sets it.
+	// (driver name "mysql"), with InnoDB tables.
 	MySQL
 	// SQLite is SQLite 3.37 or later (STRICT tables, upsert with RETURNING),
 	// through modernc.org/sqlite (driver name "sqlite"). Open sets WAL mode and a

@@ -14,12 +14,16 @@
 //     and durations are rounded up to whole milliseconds.
 //   - A claim is one statement on PostgreSQL and SQLite (INSERT … ON CONFLICT DO
 //     UPDATE … WHERE <claimable> RETURNING), followed by one SELECT only when the
-//     upsert was refused, to tell the caller why. On MySQL/MariaDB, which have no
-//     conditional upsert with RETURNING, it is a short transaction: SELECT … FOR
-//     UPDATE, the server clock read after the row lock is held, then INSERT or
-//     UPDATE. A lost race never surfaces as a duplicate-key or deadlock error: a
-//     deadlocked or duplicate attempt is rolled back and tried again inside the
-//     call, and the loser answers HeldByOther or AlreadyDone.
+//     upsert was refused, to tell the caller why. MySQL/MariaDB have no
+//     conditional upsert with RETURNING: a fresh key is one INSERT (the server
+//     clock comes back through LAST_INSERT_ID), a refused claim adds one SELECT,
+//     and a reclaim of a lapsed or expired record is a short transaction (SELECT …
+//     FOR UPDATE, the clock read after the row lock is held, UPDATE). A lost race
+//     never surfaces as a duplicate-key, deadlock or serialization error: the
+//     attempt is rolled back and run again inside the call, and the loser answers
+//     HeldByOther or AlreadyDone. PostgreSQL sessions at REPEATABLE READ or
+//     SERIALIZABLE are handled the same way.
+//   - Statements run prepared, once per pooled connection.
 //   - Keys are stored in the form gate.StoreKey(key, 512) gives, so a key of any
 //     length or content (10 KB, NUL bytes, invalid UTF-8) fits the indexed key
 //     column; the caller's key is kept in raw_key when it was hashed, so

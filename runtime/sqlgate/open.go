@@ -35,8 +35,7 @@ const (
 //     pgx as given (pgx's URL parameters apply).
 //   - mysql://user:pass@host:port/db?params — MySQL or MariaDB through
 //     go-sql-driver/mysql; params are that driver's DSN parameters (tls,
-//     timeout, …). Port 3306 when absent. interpolateParams defaults to true, so a
-//     statement is one round trip.
+//     timeout, …). Port 3306 when absent; interpolateParams defaults to true.
 //   - sqlite:<path> — a SQLite file (sqlite:/var/lib/oncegate.db, sqlite:x.db, or
 //     the URL form sqlite:///var/lib/oncegate.db), created when missing, with WAL
 //     mode and a 10 s busy timeout set on every connection unless the DSN's

@@ -275,3 +275,46 @@ func inOwnTx(ctx context.Context, s *sqlgate.Store, key string, opts *sqlgate.Tx
 	}
 	return tx.Commit()
 }
+
+// TestWaitEndsWithContext: a second transaction waiting for the key (InTx) or
+// the lock (LockTx) stops when its context ends, with the context's error.
+func TestWaitEndsWithContext(t *testing.T) {
+	forEachDialect(t, func(t *testing.T, d sqlgate.Dialect) {
+		s := newStore(t, openDB(t, d, nil), d)
+		e := newEffects(t, s)
+		release := make(chan struct{})
+		first := holdTx(t, s, e, "k", nil, release, nil)
+		holder := begin(t, s)
+		if d != sqlgate.SQLite { // on SQLite the first transaction holds the only write lock
+			if err := s.LockTx(context.Background(), holder, "lock"); err != nil {
+				t.Fatal(err)
+			}
+		}
+		waits := map[string]func(ctx context.Context, tx *sql.Tx) error{
+			"InTx": func(ctx context.Context, tx *sql.Tx) error {
+				return s.InTx(ctx, tx, "k", nil, func(*sql.Tx, gate.Claim) error {
+					t.Error("ran while another transaction held the key")
+					return nil
+				})
+			},
+			"LockTx": func(ctx context.Context, tx *sql.Tx) error { return s.LockTx(ctx, tx, "lock") },
+		}
+		for name, wait := range waits {
+			ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
+			tx, err := s.DB().BeginTx(context.Background(), nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			err = wait(ctx, tx)
+			cancel()
+			_ = tx.Rollback()
+			if !errors.Is(err, context.DeadlineExceeded) {
+				t.Errorf("%s past its context's deadline: %v, want context.DeadlineExceeded", name, err)
+			}
+		}
+		close(release)
+		if err := <-first; err != nil {
+			t.Fatal(err)
+		}
+	})
+}

@@ -120,11 +120,15 @@ type TxBody func(tx *sql.Tx, c gate.Claim) error
 // the same key may fail with a serialization error instead (Retryable reports
 // it); run the whole transaction again, as RunTx does.
 func (s *Store) InTx(ctx context.Context, tx *sql.Tx, key string, opts *TxOptions, fn TxBody) error {
+	return s.inTx(ctx, txExec{s: s, tx: tx}, key, opts, fn)
+}
+
+func (s *Store) inTx(ctx context.Context, x txExec, key string, opts *TxOptions, fn TxBody) error {
 	o, err := opts.resolve()
 	if err != nil {
 		return err
 	}
-	if tx == nil || fn == nil {
+	if x.tx == nil || fn == nil {
 		return errors.New("sqlgate.InTx: tx and fn are required")
 	}
 	if key == "" {
@@ -137,7 +141,7 @@ func (s *Store) InTx(ctx context.Context, tx *sql.Tx, key string, opts *TxOption
 		fp = sum[:]
 	}
 	a := newClaimArgs(gate.ClaimRequest{Key: key, Token: txToken(), Owner: o.Owner, TTL: o.TTL, Fingerprint: fp})
-	res, err := s.claimTx(ctx, tx, a, o.NoWait)
+	res, err := s.claimTx(ctx, x, a, o.NoWait)
 	if err != nil {
 		return s.txErr(ctx, err, "in-transaction claim %s", keyq(key))
 	}
@@ -156,10 +160,10 @@ func (s *Store) InTx(ctx context.Context, tx *sql.Tx, key string, opts *TxOption
 		return fmt.Errorf("%w: in-transaction claim %s: status %v", gate.ErrStoreUnavailable, keyq(key), res.Status)
 	}
 	c := gate.Claim{Key: key, Fence: rec.Fence, LeaseExpiry: rec.LeaseExpiry, Owner: o.Owner}
-	if err := fn(tx, c); err != nil {
+	if err := fn(x.tx, c); err != nil {
 		return &gate.BodyError{Key: key, Fence: c.Fence, Err: err}
 	}
-	done, err := tx.ExecContext(ctx, s.q.finish.text, s.q.finish.args(a.key, c.Fence, string(gate.StateDone), a.ttlMs, nil)...)
+	done, err := x.exec(ctx, s.q.finish, a.key, c.Fence, string(gate.StateDone), a.ttlMs, nil)
 	if err != nil {
 		return s.txErr(ctx, err, "in-transaction done record %s", keyq(key))
 	}
@@ -188,7 +192,10 @@ func (s *Store) RunTx(ctx context.Context, key string, opts *TxOptions, fn TxBod
 	if err != nil {
 		return err
 	}
-	return s.retryTx(ctx, o.Isolation, func(tx *sql.Tx) error { return s.InTx(ctx, tx, key, opts, fn) })
+	s.warm(ctx, s.txStmts()...)
+	return s.retryTx(ctx, o.Isolation, func(tx *sql.Tx) error {
+		return s.inTx(ctx, txExec{s: s, tx: tx, own: true}, key, opts, fn)
+	})
 }
 
 // Retryable reports whether err means the database rolled the whole

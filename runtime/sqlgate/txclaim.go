@@ -84,15 +84,50 @@ func lockID(name string) int64 {
 	return int64(binary.BigEndian.Uint64(sum[:8]))
 }
 
-// claimTx claims a inside tx; errBusy when another transaction holds the key and
-// noWait is set (or a lock wait timed out). A statement that fails is not run
-// again: the transaction may be gone. Statements run unprepared: tx may come from
-// a pool other than the Store's, and database/sql refuses a statement prepared
-// on another pool.
-func (s *Store) claimTx(ctx context.Context, tx *sql.Tx, a claimArgs, noWait bool) (gate.ClaimResult, error) {
+// txExec runs statements in a transaction: prepared, from the Store's cache,
+// when the transaction is on the Store's own pool (RunTx, RunLocked); unprepared
+// otherwise, since InTx's and LockTx's tx may come from another pool and
+// database/sql refuses a statement prepared on another pool.
+type txExec struct {
+	s   *Store
+	tx  *sql.Tx
+	own bool
+}
+
+func (x txExec) queryRow(ctx context.Context, st stmt, args ...any) rowResult {
+	if x.own {
+		return x.s.queryRow(ctx, x.tx, st, args...)
+	}
+	return rowResult{row: x.tx.QueryRowContext(ctx, st.text, st.args(args...)...)}
+}
+
+func (x txExec) exec(ctx context.Context, st stmt, args ...any) (sql.Result, error) {
+	if x.own {
+		return x.s.execOnce(ctx, x.tx, st, args...)
+	}
+	return x.tx.ExecContext(ctx, st.text, st.args(args...)...)
+}
+
+// txStmts lists the statements the in-transaction mode and the lock run, for
+// warm to prepare on the pool before RunTx or RunLocked begins.
+func (s *Store) txStmts() []stmt {
+	q := s.txq()
 	switch s.dialect {
 	case MySQL:
-		return s.claimMySQLTx(ctx, tx, a, noWait)
+		return []stmt{q.claimOrLock, q.lockRow, q.noWait, q.restoreWait, s.q.lock, s.q.now, s.q.reclaim, s.q.finish}
+	case Postgres:
+		return []stmt{q.advisory, q.tryAdvisory, s.q.claim, s.q.read, s.q.finish}
+	}
+	return []stmt{q.writeLock, s.q.claim, s.q.read, s.q.finish}
+}
+
+// claimTx claims a inside x's transaction; errBusy when another transaction
+// holds the key and noWait is set (or a lock wait timed out). A statement that
+// fails is not run again: the transaction may be gone.
+func (s *Store) claimTx(ctx context.Context, x txExec, a claimArgs, noWait bool) (gate.ClaimResult, error) {
+	switch s.dialect {
+	case MySQL:
+		return s.claimMySQLTx(ctx, x, a, noWait)
 	case Postgres:
 		// Every in-transaction claim of a key first takes the key's advisory
 		// transaction lock, so NoWait has something to try: a fresh key's
@@ -102,21 +137,21 @@ func (s *Store) claimTx(ctx context.Context, tx *sql.Tx, a claimArgs, noWait boo
 		id := lockID("oncegate/claim/v1:" + s.table + ":" + a.key)
 		if noWait {
 			var got bool
-			if err := tx.QueryRowContext(ctx, q.tryAdvisory.text, id).Scan(&got); err != nil {
+			if err := x.queryRow(ctx, q.tryAdvisory, id).Scan(&got); err != nil {
 				return gate.ClaimResult{}, err
 			}
 			if !got {
 				return gate.ClaimResult{}, errBusy
 			}
-		} else if _, err := tx.ExecContext(ctx, q.advisory.text, id); err != nil {
+		} else if _, err := x.exec(ctx, q.advisory, id); err != nil {
 			return gate.ClaimResult{}, asBusy(err)
 		}
 	}
 	// PostgreSQL and SQLite: the pool-side upsert and read, in tx.
 	for range maxAttempts {
 		r := new(row)
-		err := tx.QueryRowContext(ctx, s.q.claim.text, s.q.claim.args(
-			a.key, nullBytes(a.rawKey), a.leaseMs, a.ttlMs, a.token, a.owner, nullBytes(a.fp))...).Scan(r.dest()...)
+		err := x.queryRow(ctx, s.q.claim,
+			a.key, nullBytes(a.rawKey), a.leaseMs, a.ttlMs, a.token, a.owner, nullBytes(a.fp)).Scan(r.dest()...)
 		if err == nil {
 			return a.won(r), nil
 		}
@@ -124,7 +159,7 @@ func (s *Store) claimTx(ctx context.Context, tx *sql.Tx, a claimArgs, noWait boo
 			return gate.ClaimResult{}, asBusy(err)
 		}
 		r, now := new(row), int64(0)
-		err = tx.QueryRowContext(ctx, s.q.read.text, s.q.read.args(a.key)...).Scan(r.dest(&now)...)
+		err = x.queryRow(ctx, s.q.read, a.key).Scan(r.dest(&now)...)
 		if errors.Is(err, sql.ErrNoRows) {
 			continue // purged since the upsert was refused
 		}
@@ -143,19 +178,19 @@ func (s *Store) claimTx(ctx context.Context, tx *sql.Tx, a claimArgs, noWait boo
 // key's row inserted or exclusively locked by tx, then the steps of
 // reclaimMySQL on the locked row. A fresh row carries this call's claim token,
 // so it is won without a clock read.
-func (s *Store) claimMySQLTx(ctx context.Context, tx *sql.Tx, a claimArgs, noWait bool) (gate.ClaimResult, error) {
+func (s *Store) claimMySQLTx(ctx context.Context, x txExec, a claimArgs, noWait bool) (gate.ClaimResult, error) {
 	q := s.txq()
 	for range maxAttempts {
-		err := s.mysqlLockWait(ctx, tx, noWait, func() error {
-			_, err := tx.ExecContext(ctx, q.claimOrLock.text, q.claimOrLock.args(
-				a.key, nullBytes(a.rawKey), a.leaseMs, a.ttlMs, a.token, a.owner, nullBytes(a.fp))...)
+		err := s.mysqlLockWait(ctx, x, noWait, func() error {
+			_, err := x.exec(ctx, q.claimOrLock,
+				a.key, nullBytes(a.rawKey), a.leaseMs, a.ttlMs, a.token, a.owner, nullBytes(a.fp))
 			return err
 		})
 		if err != nil {
 			return gate.ClaimResult{}, err
 		}
 		r := new(row)
-		err = tx.QueryRowContext(ctx, s.q.lock.text, s.q.lock.args(a.key)...).Scan(r.dest()...)
+		err = x.queryRow(ctx, s.q.lock, a.key).Scan(r.dest()...)
 		if errors.Is(err, sql.ErrNoRows) {
 			continue // cannot happen while tx holds the row; start over if it does
 		}
@@ -166,16 +201,16 @@ func (s *Store) claimMySQLTx(ctx context.Context, tx *sql.Tx, a claimArgs, noWai
 			return a.won(r), nil // inserted just now, however short its TTL
 		}
 		var now int64
-		if err := tx.QueryRowContext(ctx, s.q.now.text).Scan(&now); err != nil {
+		if err := x.queryRow(ctx, s.q.now).Scan(&now); err != nil {
 			return gate.ClaimResult{}, err
 		}
 		res, next, err := decide(r, now, a)
 		if err != nil || next == nil {
 			return res, err
 		}
-		if _, err := tx.ExecContext(ctx, s.q.reclaim.text, s.q.reclaim.args(next.key, nil, string(next.state),
+		if _, err := x.exec(ctx, s.q.reclaim, next.key, nil, string(next.state),
 			next.fence, next.leaseExpiry, next.expiresAt.Int64, next.claimToken, next.owner,
-			nullBytes(next.fingerprint))...); err != nil {
+			nullBytes(next.fingerprint)); err != nil {
 			return gate.ClaimResult{}, err
 		}
 		return res, nil
@@ -188,17 +223,17 @@ func (s *Store) claimMySQLTx(ctx context.Context, tx *sql.Tx, a claimArgs, noWai
 // whole transaction. Source: MySQL reference manual, "InnoDB Error Handling".
 const mysqlLockWaitTimeout = 1205
 
-// mysqlLockWait runs stmt, a statement that may wait for a row lock, on tx: with
+// mysqlLockWait runs stmt, a statement that may wait for a row lock, in x: with
 // the session's innodb_lock_wait_timeout at 0 for it when noWait, restored
 // after. A lock wait timeout becomes errBusy; if the server rolled the whole
 // transaction back for it, the error says so.
-func (s *Store) mysqlLockWait(ctx context.Context, tx *sql.Tx, noWait bool, stmt func() error) error {
+func (s *Store) mysqlLockWait(ctx context.Context, x txExec, noWait bool, stmt func() error) error {
 	q := s.txq()
 	if noWait {
-		if _, err := tx.ExecContext(ctx, q.noWait.text); err != nil {
+		if _, err := x.exec(ctx, q.noWait); err != nil {
 			return err
 		}
-		defer func() { _, _ = tx.ExecContext(context.WithoutCancel(ctx), q.restoreWait.text) }()
+		defer func() { _, _ = x.exec(context.WithoutCancel(ctx), q.restoreWait) }()
 	}
 	err := stmt()
 	var me *mysql.MySQLError
@@ -206,7 +241,7 @@ func (s *Store) mysqlLockWait(ctx context.Context, tx *sql.Tx, noWait bool, stmt
 		return err
 	}
 	var whole bool
-	if serr := tx.QueryRowContext(ctx, `SELECT @@GLOBAL.innodb_rollback_on_timeout`).Scan(&whole); serr == nil && whole {
+	if serr := x.tx.QueryRowContext(ctx, `SELECT @@GLOBAL.innodb_rollback_on_timeout`).Scan(&whole); serr == nil && whole {
 		return fmt.Errorf("%w (the server rolled the whole transaction back: innodb_rollback_on_timeout is ON; "+
 			"turn it OFF to keep the transaction usable): %w", errBusy, err)
 	}

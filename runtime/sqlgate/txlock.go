@@ -46,7 +46,7 @@ const lockRowTTL = 24 * time.Hour
 // returns an error matching gate.ErrInProgress. Other errors are the database's,
 // wrapped, or ctx's own; on any error the caller must roll tx back.
 func (s *Store) LockTx(ctx context.Context, tx *sql.Tx, key string) error {
-	_, err := s.lockTx(ctx, tx, key, false)
+	_, err := s.lockTx(ctx, txExec{s: s, tx: tx}, key, false)
 	return err
 }
 
@@ -55,7 +55,7 @@ func (s *Store) LockTx(ctx context.Context, tx *sql.Tx, key string) error {
 // another connection holds the database write lock; on MySQL it may also wait up
 // to 1 s, MySQL's smallest innodb_lock_wait_timeout, where MariaDB waits none).
 func (s *Store) TryLockTx(ctx context.Context, tx *sql.Tx, key string) (bool, error) {
-	return s.lockTx(ctx, tx, key, true)
+	return s.lockTx(ctx, txExec{s: s, tx: tx}, key, true)
 }
 
 // TxLockID returns the PostgreSQL advisory lock id LockTx takes for key: the
@@ -90,8 +90,9 @@ func (s *Store) RunLocked(ctx context.Context, key string, opts *TxOptions, fn f
 		return errors.New("sqlgate.RunLocked: fn is required")
 	}
 	key = o.key(key)
+	s.warm(ctx, s.txStmts()...)
 	return s.retryTx(ctx, o.Isolation, func(tx *sql.Tx) error {
-		got, err := s.lockTx(ctx, tx, key, o.NoWait)
+		got, err := s.lockTx(ctx, txExec{s: s, tx: tx, own: true}, key, o.NoWait)
 		if err != nil {
 			return err
 		}
@@ -102,8 +103,8 @@ func (s *Store) RunLocked(ctx context.Context, key string, opts *TxOptions, fn f
 	})
 }
 
-func (s *Store) lockTx(ctx context.Context, tx *sql.Tx, key string, try bool) (bool, error) {
-	if tx == nil {
+func (s *Store) lockTx(ctx context.Context, x txExec, key string, try bool) (bool, error) {
+	if x.tx == nil {
 		return false, errors.New("sqlgate: lock: tx is required")
 	}
 	if key == "" {
@@ -116,20 +117,20 @@ func (s *Store) lockTx(ctx context.Context, tx *sql.Tx, key string, try bool) (b
 		id := s.TxLockID(key)
 		if try {
 			var got bool
-			if err := tx.QueryRowContext(ctx, q.tryAdvisory.text, id).Scan(&got); err != nil {
+			if err := x.queryRow(ctx, q.tryAdvisory, id).Scan(&got); err != nil {
 				return false, s.wrapErr(ctx, err, "lock %s", keyq(key))
 			}
 			return got, nil
 		}
-		_, err = tx.ExecContext(ctx, q.advisory.text, id)
+		_, err = x.exec(ctx, q.advisory, id)
 		err = asBusy(err)
 	case MySQL:
-		err = s.mysqlLockWait(ctx, tx, try, func() error {
-			_, err := tx.ExecContext(ctx, q.lockRow.text, q.lockRow.args(lockRowKey(key), millis(lockRowTTL))...)
+		err = s.mysqlLockWait(ctx, x, try, func() error {
+			_, err := x.exec(ctx, q.lockRow, lockRowKey(key), millis(lockRowTTL))
 			return err
 		})
 	default:
-		err = s.sqliteWriteLock(ctx, tx, try)
+		err = s.sqliteWriteLock(ctx, x, try)
 	}
 	switch {
 	case err == nil:
@@ -149,11 +150,11 @@ func lockRowKey(key string) string {
 	return "\x00txlock:" + hex.EncodeToString(sum[:])
 }
 
-// sqliteWriteLock takes the SQLite database write lock in tx; with try, with
+// sqliteWriteLock takes the SQLite database write lock in x; with try, with
 // the connection's busy timeout at 0 for that statement. A plain SQLITE_BUSY is
 // errBusy.
-func (s *Store) sqliteWriteLock(ctx context.Context, tx *sql.Tx, try bool) error {
-	q := s.txq()
+func (s *Store) sqliteWriteLock(ctx context.Context, x txExec, try bool) error {
+	q, tx := s.txq(), x.tx
 	if try {
 		var old int64
 		if err := tx.QueryRowContext(ctx, `PRAGMA busy_timeout`).Scan(&old); err != nil {
@@ -166,6 +167,6 @@ func (s *Store) sqliteWriteLock(ctx context.Context, tx *sql.Tx, try bool) error
 			_, _ = tx.ExecContext(context.WithoutCancel(ctx), `PRAGMA busy_timeout = `+strconv.FormatInt(old, 10))
 		}()
 	}
-	_, err := tx.ExecContext(ctx, q.writeLock.text)
+	_, err := x.exec(ctx, q.writeLock)
 	return asBusy(err)
 }

@@ -36,4 +36,10 @@
 // sqlite:), as DESIGN.md's configuration contract ONCEGATE_SQL_DSN says. Create the
 // table with CreateSchema, or run the statements DDL returns in your own
 // migrations.
+//
+// When the side effect is a write to the same database, RunTx and InTx put the
+// claim, the writes and the done record in one transaction, so they commit or
+// roll back together (exactly once); an external call stays with gate.Lock.
+// LockTx, TryLockTx and RunLocked serialize work for the life of one
+// transaction. docs/transactions.md says which mode fits which effect.
 package sqlgate

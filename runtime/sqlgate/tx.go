@@ -94,8 +94,9 @@ type TxBody func(tx *sql.Tx, c gate.Claim) error
 // that holds the Store's table.
 //
 // InTx returns nil when fn ran and the done record was written; the caller then
-// commits (a commit that fails leaves nothing, and the next delivery runs fn
-// again). Otherwise it returns an error matching one of:
+// commits. A commit that fails leaves nothing, and the next delivery runs fn
+// again; one whose answer alone was lost left everything, and the next delivery
+// answers gate.ErrDuplicate. Otherwise InTx returns an error matching one of:
 //
 //   - gate.ErrDuplicate, gate.ErrFailed or gate.ErrUnknownOutcome, in a
 //     *gate.RecordError: the key's record, as committed, says so; fn did not run.
@@ -191,6 +192,12 @@ func (s *Store) RunTx(ctx context.Context, key string, opts *TxOptions, fn TxBod
 	o, err := opts.resolve()
 	if err != nil {
 		return err
+	}
+	if fn == nil {
+		return errors.New("sqlgate.RunTx: fn is required")
+	}
+	if key == "" {
+		return fmt.Errorf("%w: key is empty", gate.ErrInvalidKey)
 	}
 	s.warm(ctx, s.txStmts()...)
 	return s.retryTx(ctx, o.Isolation, func(tx *sql.Tx) error {

@@ -212,7 +212,9 @@ func TestTxArguments(t *testing.T) {
 		{"empty key", s.RunTx(ctx, "", nil, body), gate.ErrInvalidKey.Error()},
 		{"nil tx", s.InTx(ctx, nil, "k", nil, body), "tx and fn are required"},
 		{"nil body", s.RunLocked(ctx, "k", nil, nil), "fn is required"},
-		{"empty lock key", s.RunLocked(ctx, "", nil, func(*sql.Tx) error { return nil }), gate.ErrInvalidKey.Error()},
+		{"empty lock key", s.RunLocked(ctx, "", &sqlgate.TxOptions{Namespace: "ns"}, func(*sql.Tx) error { return nil }), gate.ErrInvalidKey.Error()},
+		{"empty key with a namespace", s.RunTx(ctx, "", &sqlgate.TxOptions{Namespace: "ns"}, body), gate.ErrInvalidKey.Error()},
+		{"nil RunTx body", s.RunTx(ctx, "k", nil, nil), "fn is required"},
 	}
 	for _, c := range cases {
 		if c.err == nil || !bytes.Contains([]byte(c.err.Error()), []byte(c.want)) {

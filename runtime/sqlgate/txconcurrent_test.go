@@ -318,3 +318,108 @@ func TestWaitEndsWithContext(t *testing.T) {
 		}
 	})
 }
+
+// TestRepeatableReadWaiter: on PostgreSQL at REPEATABLE READ, a transaction that
+// waited for another one on the key took its snapshot before that one
+// committed, so its claim fails with a serialization error (Retryable), and
+// RunTx, which runs the transaction again, answers a duplicate.
+func TestRepeatableReadWaiter(t *testing.T) {
+	ctx := context.Background()
+	s := newStore(t, openDB(t, sqlgate.Postgres, nil), sqlgate.Postgres)
+	e := newEffects(t, s)
+	release := make(chan struct{})
+	first := holdTx(t, s, e, "k", nil, release, nil)
+	direct, viaRunTx := make(chan error, 1), make(chan error, 1)
+	body := func(*sql.Tx, gate.Claim) error {
+		t.Error("a waiter ran the body after the first committed")
+		return nil
+	}
+	go func() {
+		tx, err := s.DB().BeginTx(ctx, &sql.TxOptions{Isolation: sql.LevelRepeatableRead})
+		if err != nil {
+			direct <- err
+			return
+		}
+		defer func() { _ = tx.Rollback() }()
+		direct <- s.InTx(ctx, tx, "k", nil, body)
+	}()
+	go func() {
+		viaRunTx <- s.RunTx(ctx, "k", &sqlgate.TxOptions{Isolation: sql.LevelRepeatableRead}, body)
+	}()
+	select {
+	case err := <-direct:
+		t.Fatalf("a REPEATABLE READ waiter answered %v while the first was open", err)
+	case <-time.After(stillWaiting):
+	}
+	close(release)
+	if err := <-first; err != nil {
+		t.Fatal(err)
+	}
+	if err := <-direct; !sqlgate.Retryable(err) || errors.Is(err, gate.ErrDuplicate) {
+		t.Errorf("InTx at REPEATABLE READ after the wait = %v, want a Retryable serialization error", err)
+	}
+	recordErr(t, <-viaRunTx, gate.ErrDuplicate)
+}
+
+// TestLockTimeoutIsInProgress: a wait that outlasts the database's own lock
+// timeout (PostgreSQL lock_timeout, MySQL innodb_lock_wait_timeout, SQLite's
+// busy timeout) answers gate.ErrInProgress, for a claim and for a lock.
+func TestLockTimeoutIsInProgress(t *testing.T) {
+	forEachDialect(t, func(t *testing.T, d sqlgate.Dialect) {
+		ctx := context.Background()
+		s := newStore(t, openDB(t, d, nil), d)
+		e := newEffects(t, s)
+		var short *sql.DB
+		switch d {
+		case sqlgate.Postgres:
+			short = openDB(t, d, map[string]string{"lock_timeout": "200"})
+		case sqlgate.MySQL:
+			short = openDB(t, d, map[string]string{"innodb_lock_wait_timeout": "1"})
+		default:
+			var file string
+			if err := s.DB().QueryRow("SELECT file FROM pragma_database_list WHERE name = 'main'").Scan(&file); err != nil {
+				t.Fatal(err)
+			}
+			var err error
+			if short, err = sql.Open("sqlite", file+"?_busy_timeout=200&_journal_mode=WAL"); err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { _ = short.Close() })
+		}
+		s2, err := sqlgate.New(short, d, &sqlgate.Options{Table: s.Table()})
+		if err != nil {
+			t.Fatal(err)
+		}
+		release := make(chan struct{})
+		first := holdTx(t, s, e, "k", nil, release, nil)
+		if d != sqlgate.SQLite {
+			if err := s.LockTx(ctx, begin(t, s), "lock"); err != nil {
+				t.Fatal(err)
+			}
+		}
+		waits := map[string]func(tx *sql.Tx) error{
+			"InTx": func(tx *sql.Tx) error {
+				return s2.InTx(ctx, tx, "k", nil, func(*sql.Tx, gate.Claim) error {
+					t.Error("ran while another transaction held the key")
+					return nil
+				})
+			},
+			"LockTx": func(tx *sql.Tx) error { return s2.LockTx(ctx, tx, "lock") },
+		}
+		for name, wait := range waits {
+			tx, err := short.BeginTx(ctx, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			err = wait(tx)
+			_ = tx.Rollback()
+			if !errors.Is(err, gate.ErrInProgress) {
+				t.Errorf("%s past the lock timeout: %v, want ErrInProgress", name, err)
+			}
+		}
+		close(release)
+		if err := <-first; err != nil {
+			t.Fatal(err)
+		}
+	})
+}

@@ -89,6 +89,9 @@ func (s *Store) RunLocked(ctx context.Context, key string, opts *TxOptions, fn f
 	if fn == nil {
 		return errors.New("sqlgate.RunLocked: fn is required")
 	}
+	if key == "" {
+		return fmt.Errorf("%w: key is empty", gate.ErrInvalidKey)
+	}
 	key = o.key(key)
 	s.warm(ctx, s.txStmts()...)
 	return s.retryTx(ctx, o.Isolation, func(tx *sql.Tx) error {

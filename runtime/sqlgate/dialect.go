@@ -16,7 +16,11 @@ const (
 	// accepts $n placeholders.
 	Postgres Dialect = iota + 1
 	// MySQL is MySQL 8 or MariaDB 10.5 or later, through go-sql-driver/mysql
-	// (driver name "mysql"), with InnoDB tables.
+	// (driver name "mysql"), with InnoDB tables. Its clock is a statement's start
+	// time: the claim reads it after taking the row lock (see Store.Claim), but
+	// Complete, Renew and the other single statements that wait for a row lock
+	// date their times from before the wait (at most as long as a concurrent
+	// claim's short transaction).
 	MySQL
 	// SQLite is SQLite 3.37 or later (STRICT tables, upsert with RETURNING),
 	// through modernc.org/sqlite (driver name "sqlite"). Open sets WAL mode and a

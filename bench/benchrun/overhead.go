@@ -131,7 +131,7 @@ func stepOverhead(ctx context.Context, cfg config, res *Results) error {
 			res.RedisScripts = scriptStats(before, commandStats(ctx, cfg.srv.Redis))
 		}
 		if k == stores.Memory {
-			p, err := profileGated(ctx, cfg, t, 16, max(3, int(cfg.duration.Seconds())))
+			p, err := profileGated(ctx, cfg, t, overheadC, max(5, 2*int(cfg.duration.Seconds())))
 			if err != nil {
 				logf("profile: %v", err)
 			}

@@ -99,7 +99,7 @@ func growthRows(r *Results) []growthRow {
 // growthCases are bench/growth's case names in the order it runs them.
 var growthCases = []string{
 	"store=redis/keys=rand", "store=postgres/keys=seq", "store=postgres/keys=rand",
-	"store=sqlite/keys=seq", "store=sqlite/keys=rand", "store=sqlite/keys=rand/cache=64MiB",
+	"store=sqlite/keys=seq", "store=sqlite/keys=rand",
 }
 
 // caseRank orders growth cases as the benchmark runs them; unknown ones last.
@@ -165,6 +165,14 @@ func us(v float64) string {
 }
 
 func ns(v float64) string { return us(v / 1000) }
+
+// plural returns "n word" or "n words".
+func plural(n int64, word string) string {
+	if n == 1 {
+		return "1 " + word
+	}
+	return fmt.Sprintf("%d %ss", n, word)
+}
 
 func mib(b int64) string { return fmt.Sprintf("%.1f MiB", float64(b)/(1<<20)) }
 

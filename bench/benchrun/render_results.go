@@ -77,7 +77,7 @@ func renderProfile(d *doc, r *Results) {
 	if p == nil {
 		return
 	}
-	d.p("Where the gated path's CPU goes: a %d s CPU profile of `bench/target` on the memory backend (no store I/O) at concurrency %d (`%s`, cumulative, top 40):", p.Seconds, p.Concurrency, p.Command)
+	d.p("Where the gated path's CPU goes: a %d s CPU profile of `bench/target` on the memory backend (no store I/O) at concurrency %d, the handler's subtree only (`%s`; the percentages are of the whole profile, the HTTP server and the garbage collector's background work included):", p.Seconds, p.Concurrency, p.Command)
 	d.p("")
 	d.p("<details><summary>pprof -top -cum</summary>")
 	d.p("")

@@ -65,8 +65,13 @@ func renderSummary(d *doc, r *Results) {
 			case c.RefusedTripsMax > 1:
 				verdict = fmt.Sprintf("one store call each, but **%s round trips** each (target 1)", tripRange(c.RefusedTripsMin, c.RefusedTripsMax))
 			}
-			d.p("| Contention, %s: %d deliveries of one key → 1 body, the other %d answered within one store round trip each | %d body; %d refused (HTTP %d) after %d port call and %s round trips each | %s |",
-				label(c.Backend), c.Deliveries, c.Deliveries-1, c.Bodies, c.Refused, c.RefusedStatus, c.RefusedCallsMax, tripRange(c.RefusedTripsMin, c.RefusedTripsMax), verdict)
+			trips := tripRange(c.RefusedTripsMin, c.RefusedTripsMax) + " round trips"
+			if c.RefusedTripsMin == c.RefusedTripsMax {
+				trips = plural(c.RefusedTripsMax, "round trip")
+			}
+			d.p("| Contention, %s: %d deliveries of one key → 1 body, the other %d answered within one store round trip each | %s; %d refused (HTTP %d) after %s and %s each | %s |",
+				label(c.Backend), c.Deliveries, c.Deliveries-1, plural(int64(c.Bodies), "body"), c.Refused, c.RefusedStatus,
+				plural(c.RefusedCallsMax, "port call"), trips, verdict)
 		}
 	}
 	d.p("")

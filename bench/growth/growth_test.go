@@ -31,9 +31,7 @@ const (
 // default key), so new keys land together at one end of the index; "rand" keys
 // are random, like UUID business keys, so each lands on another index page.
 // Redis keeps records in a hash table, where order does not matter: it runs
-// "rand" only. The last case repeats SQLite with random keys and a 64 MiB page
-// cache instead of the driver's 2 MB default (SQLite's cache_size -2000), to
-// show what closes the gap there.
+// "rand" only.
 var cases = []struct {
 	name   string
 	kind   stores.Kind
@@ -45,7 +43,6 @@ var cases = []struct {
 	{"store=postgres/keys=rand", stores.Postgres, "rand", ""},
 	{"store=sqlite/keys=seq", stores.SQLite, "seq", ""},
 	{"store=sqlite/keys=rand", stores.SQLite, "rand", ""},
-	{"store=sqlite/keys=rand/cache=64MiB", stores.SQLite, "rand", "_pragma=cache_size(-65536)"},
 }
 
 // BenchmarkGrowth measures a claim plus a complete on a fresh key (one

@@ -134,7 +134,7 @@ func redisAddrs(v string) ([]string, error) {
 			}
 		}
 		if err != nil {
-			return nil, &sizing.EnvError{Var: EnvRedisAddr, Value: v, Want: redisForm, Err: err}
+			return nil, &sizing.EnvError{Var: EnvRedisAddr, Value: redactDSN(v), Want: redisForm, Err: err}
 		}
 		addrs = append(addrs, a)
 	}

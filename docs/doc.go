@@ -21,8 +21,11 @@
 //     linked.
 //   - decls: the block is top-level declarations (func, type, var, const,
 //     optionally preceded by imports); it is compiled as package snippet.
-//   - body: anything else is statements, compiled as the body of a function.
-//     Variables the block declares at its top level count as used.
+//   - body: anything else is statements, compiled as the body of a function
+//     returning error. Variables the block declares at its top level count as
+//     used.
+//   - example: statements compiled as the body of a function without results,
+//     as in an Example function (a bare return is allowed); only by marker.
 //
 // Imports need not be written. A selector on a well-known package name (gate,
 // push, dlock, sqlgate, …, context, http, time, sql, …; see knownImports in
@@ -42,7 +45,7 @@
 //	```
 //
 // The first line of the comment is "compile:" optionally followed by the mode
-// (file, decls or body); the other lines are Go declarations compiled with the
+// (file, decls, body or example); the other lines are Go declarations compiled with the
 // block. Blank lines may separate the comment from the fence. Compile errors
 // are reported at the Markdown file and line of the offending snippet line.
 //

@@ -40,7 +40,10 @@ var knownImports = map[string]string{
 const (
 	modeFile  = "file"
 	modeDecls = "decls"
-	modeBody  = "body"
+	// modeExample is statements compiled as the body of a function without
+	// results, like an Example function's (a bare return is allowed).
+	modeExample = "example"
+	modeBody    = "body"
 )
 
 // snippet is one ```go block of a Markdown file.
@@ -134,10 +137,10 @@ func readMarker(lines []string, fenceIdx int, s *snippet) error {
 	}
 	first, rest, _ := strings.Cut(body, "\n")
 	switch mode := strings.TrimSpace(strings.TrimPrefix(first, "compile:")); mode {
-	case "", modeFile, modeDecls, modeBody:
+	case "", modeFile, modeDecls, modeBody, modeExample:
 		s.Mode = mode
 	default:
-		return fmt.Errorf("%s:%d: compile marker mode %q: want file, decls or body", s.File, start+1, mode)
+		return fmt.Errorf("%s:%d: compile marker mode %q: want file, decls, body or example", s.File, start+1, mode)
 	}
 	if strings.TrimSpace(rest) != "" {
 		// Given starts on the line after the one holding "compile:" (0-based
@@ -193,17 +196,21 @@ func wrap(s snippet, root string) (string, error) {
 	case modeDecls:
 		head = "package snippet\n"
 		tail = pos(s.Line) + s.Code + "\n" + given
-	case modeBody:
+	case modeBody, modeExample:
 		head = "package snippet\n"
 		uses, err := topLevelNames(s.Code)
 		if err != nil {
 			return "", fmt.Errorf("%s: %w", s, err)
 		}
-		tail = given + "func _() error {\n" + pos(s.Line) + s.Code + "\n//line snippet-wrapper:1\n"
+		sig, ret := "func _() error {\n", "\treturn nil\n}\n"
+		if s.Mode == modeExample {
+			sig, ret = "func _() {\n", "}\n"
+		}
+		tail = given + sig + pos(s.Line) + s.Code + "\n//line snippet-wrapper:1\n"
 		for _, n := range uses {
 			tail += "\t_ = " + n + "\n"
 		}
-		tail += "\treturn nil\n}\n"
+		tail += ret
 	default:
 		return "", fmt.Errorf("%s: unknown mode %q", s, s.Mode)
 	}

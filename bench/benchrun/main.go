@@ -47,19 +47,22 @@ func main() {
 
 // config is benchrun's flags.
 type config struct {
-	out         string
-	work        string
-	duration    time.Duration
-	warmup      time.Duration
-	rounds      int
-	backends    []stores.Kind
-	concurrency []int
-	messages    int
-	growthCount int
-	growthTime  string
-	footCount   int
-	skip        map[string]bool
-	srv         servers
+	out      string
+	work     string
+	duration time.Duration
+	warmup   time.Duration
+	rounds   int
+	// targetRounds is the least number of rounds for Redis at concurrency 16,
+	// the row the overhead target is judged on.
+	targetRounds int
+	backends     []stores.Kind
+	concurrency  []int
+	messages     int
+	growthCount  int
+	growthTime   string
+	footCount    int
+	skip         map[string]bool
+	srv          servers
 }
 
 // servers locate the shared servers.
@@ -77,6 +80,7 @@ func parseFlags() (config, error) {
 	flag.DurationVar(&c.duration, "duration", 3*time.Second, "measured time of each load run")
 	flag.DurationVar(&c.warmup, "warmup", time.Second, "unmeasured time before each load run")
 	flag.IntVar(&c.rounds, "rounds", 1, "rounds of bare, floor, gated, gated, floor, bare per backend and concurrency")
+	flag.IntVar(&c.targetRounds, "target-rounds", 3, "rounds for Redis at concurrency 16, the row the overhead target is judged on")
 	flag.StringVar(&backends, "backends", "memory,sqlite,postgres,mysql,redis,datastore", "backends of the overhead runs")
 	flag.StringVar(&conc, "concurrency", "1,16,64", "concurrencies of the overhead runs")
 	flag.IntVar(&c.messages, "messages", 100_000, "distinct messages of each memory run")
@@ -108,8 +112,8 @@ func parseFlags() (config, error) {
 			c.skip[s] = true
 		}
 	}
-	if c.rounds < 1 || c.messages < 1 || c.growthCount < 1 || c.footCount < 1 {
-		return c, fmt.Errorf("-rounds, -messages, -growth-count and -footprint-count must be at least 1")
+	if c.rounds < 1 || c.targetRounds < 1 || c.messages < 1 || c.growthCount < 1 || c.footCount < 1 {
+		return c, fmt.Errorf("-rounds, -target-rounds, -messages, -growth-count and -footprint-count must be at least 1")
 	}
 	dsn, err := mysqlDSN(c.srv.MySQL)
 	c.srv.MySQL = dsn
@@ -144,6 +148,7 @@ type Results struct {
 type RunConfig struct {
 	Duration, Warmup time.Duration
 	Rounds           int
+	TargetRounds     int
 	Concurrency      []int
 	Messages         int
 	Commands         []string
@@ -165,7 +170,7 @@ func run() error {
 	}
 	logf("work directory %s", cfg.work)
 	res := &Results{Started: time.Now(), Skipped: cfg.skip, Errors: map[string]string{},
-		Config: RunConfig{Duration: cfg.duration, Warmup: cfg.warmup, Rounds: cfg.rounds,
+		Config: RunConfig{Duration: cfg.duration, Warmup: cfg.warmup, Rounds: cfg.rounds, TargetRounds: cfg.targetRounds,
 			Concurrency: cfg.concurrency, Messages: cfg.messages}}
 	res.Machine = readMachine(ctx, cfg.srv)
 	if err := build(ctx, cfg.work); err != nil {

@@ -35,6 +35,8 @@ type Agg struct {
 	P50, P99 float64
 	// CPUSeconds is the target's CPU time over the measured windows.
 	CPUSeconds float64
+	// P50s are the runs' own p50s, in µs, in the order they ran.
+	P50s []float64
 }
 
 // RPS is requests per second over every measured window.
@@ -58,6 +60,7 @@ func (a *Agg) add(r loadResult) {
 	a.P50 = (a.P50*n + r.P50) / (n + 1)
 	a.P99 = (a.P99*n + r.P99) / (n + 1)
 	a.Runs++
+	a.P50s = append(a.P50s, r.P50)
 	a.Requests += r.Requests
 	a.Errors += r.Errors
 	a.Seconds += r.Seconds
@@ -107,7 +110,11 @@ func stepOverhead(ctx context.Context, cfg config, res *Results) error {
 		}
 		for _, c := range cfg.concurrency {
 			row := OverheadRow{Backend: string(k), Concurrency: c, Runs: map[string]*Agg{}}
-			for round := range cfg.rounds {
+			rounds := cfg.rounds
+			if k == stores.Redis && c == overheadC {
+				rounds = max(rounds, cfg.targetRounds) // the row the target is judged on
+			}
+			for round := range rounds {
 				for i, ep := range order {
 					r, err := runLoad(ctx, bin("loadgen"), "-url", t.url("/"+ep), "-c", strconv.Itoa(c),
 						"-duration", cfg.duration.String(), "-warmup", cfg.warmup.String(),

@@ -71,6 +71,28 @@ func overheadBudget(r *Results, backend string, c int) (gated, budget, ratio flo
 	return 0, 0, 0, false
 }
 
+// roundRatios returns, for each round of a backend's row at concurrency c,
+// gated p50 over the budget from that round's own runs (each endpoint runs
+// twice per round).
+func roundRatios(r *Results, backend string, c int) []float64 {
+	for _, row := range r.Overhead {
+		if row.Backend != backend || row.Concurrency != c {
+			continue
+		}
+		b, f, g := row.Runs["bare"], row.Runs["floor"], row.Runs["gated"]
+		if b == nil || f == nil || g == nil {
+			return nil
+		}
+		var out []float64
+		for i := 0; i+1 < len(g.P50s) && i+1 < len(b.P50s) && i+1 < len(f.P50s); i += 2 {
+			bb, ff, gg := (b.P50s[i]+b.P50s[i+1])/2, (f.P50s[i]+f.P50s[i+1])/2, (g.P50s[i]+g.P50s[i+1])/2
+			out = append(out, gg/(overheadFactor*bb+math.Max(0, ff-bb)))
+		}
+		return out
+	}
+	return nil
+}
+
 // growthRow is one growth case: the medians of its per-message times on
 // each size and of its paired ratio, and benchstat's spread of the ratio.
 type growthRow struct {

@@ -17,8 +17,12 @@ func renderSummary(d *doc, r *Results) {
 		if ratio > 1 {
 			verdict = fmt.Sprintf("**missed by %s** (%.2f× the budget)", pct(ratio), ratio)
 		}
-		d.p("| Overhead on Redis, concurrency %d: gated p50 ≤ %.2f × bare p50 + the two store round trips (floor p50 − bare p50) | gated p50 %s, budget %s | %s |",
-			overheadC, overheadFactor, us(g), us(budget), verdict)
+		var per []string
+		for _, x := range roundRatios(r, "redis", overheadC) {
+			per = append(per, fmt.Sprintf("%.2f", x))
+		}
+		d.p("| Overhead on Redis, concurrency %d: gated p50 ≤ %.2f × bare p50 + the two store round trips (floor p50 − bare p50) | gated p50 %s, budget %s (gated/budget per round: %s) | %s |",
+			overheadC, overheadFactor, us(g), us(budget), strings.Join(per, ", "), verdict)
 	} else {
 		d.p("| Overhead on Redis | not measured in this run | — |")
 	}
@@ -41,7 +45,8 @@ func renderSummary(d *doc, r *Results) {
 		if g.ratio >= growthLimit {
 			verdict = fmt.Sprintf("**missed by %s** (limit %.1f)", pct(g.ratio/growthLimit), growthLimit)
 		}
-		d.p("| Growth %s: 1m/1k < %.1f | %s → %s per message, ratio %.2f %s | %s |", g.name, growthLimit, ns(g.k1), ns(g.m1), g.ratio, g.spread, verdict)
+		d.p("| Growth %s: 1m/1k < %.1f | %s → %s per message, ratio %s | %s |", g.name, growthLimit, ns(g.k1), ns(g.m1),
+			strings.TrimSpace(fmt.Sprintf("%.2f %s", g.ratio, g.spread)), verdict)
 	}
 	for _, m := range r.Memory {
 		if _, _, ratio, ok := memoryRatio(m); ok {
@@ -92,8 +97,8 @@ func renderMethod(d *doc, r *Results) {
 	d.p("")
 	d.p("- %s, %d cores, %.0f GiB, %s, %s; %s, %s, %s, all on loopback.", m.CPU, m.Cores, m.MemoryGiB, m.Kernel, m.Go, m.Redis, m.Postgres, m.MySQL)
 	d.p("- The machine is shared with other jobs: load average %s at the start, %s at the end. Times are noisy; counts are exact.", m.LoadStart, m.LoadEnd)
-	d.p("- Overhead: for each backend one `bench/target` process (the worker) and, per run, one `bench/loadgen` process (closed loop, each request a real wrapped push with a message id of its own, 64 B of data). Per backend and concurrency, %d round(s) of bare, floor, gated, gated, floor, bare; each run %s after %s of warm-up; p50 and p99 are the mean of the runs' percentiles, req/s is over all measured time, CPU/req is the target's user+system CPU time (getrusage) over the measured windows per request.",
-		r.Config.Rounds, r.Config.Duration, r.Config.Warmup)
+	d.p("- Overhead: for each backend one `bench/target` process (the worker) and, per run, one `bench/loadgen` process (closed loop, each request a real wrapped push with a message id of its own, 64 B of data). Per backend and concurrency, %d round(s) of bare, floor, gated, gated, floor, bare (%d for Redis at concurrency %d, the row the target is judged on); each run %s after %s of warm-up; p50 and p99 are the mean of the runs' percentiles, req/s is over all measured time, CPU/req is the target's user+system CPU time (getrusage) over the measured windows per request.",
+		r.Config.Rounds, max(r.Config.Rounds, r.Config.TargetRounds), overheadC, r.Config.Duration, r.Config.Warmup)
 	d.p("  - `bare`: read the body, parse the envelope (`push.ParseRequest`), run the handler function, 204 — the handler without the gateway.")
 	d.p("  - `floor`: `bare` plus two minimal store round trips (Redis PING, SQL `SELECT 1`, a Datastore Lookup of an absent key; nothing for memory) — the least a gateway on that store can add.")
 	d.p("  - `gated`: `push.NewHandler` over `gate.New(backend)` with defaults: claim, body, complete; its one log line per delivery is formatted as JSON and discarded; OpenTelemetry no-op. SQL and Redis pools hold 16 connections; PostgreSQL commits synchronously (the server's default); the Datastore fake runs inside the target process.")
@@ -234,7 +239,11 @@ func renderOverheadNotes(d *doc, r *Results) {
 		if f == nil || g == nil || why[row.Backend] == "" {
 			continue
 		}
-		lines = append(lines, fmt.Sprintf("- %s: gated − floor = %s at concurrency 1: %s.", label(row.Backend), us(g.P50-f.P50), why[row.Backend]))
+		diff := "gated − floor = " + us(g.P50-f.P50)
+		if g.P50 <= f.P50 {
+			diff = "no difference this run can resolve (gated p50 " + us(g.P50) + ", floor " + us(f.P50) + ")"
+		}
+		lines = append(lines, fmt.Sprintf("- %s: %s at concurrency 1: %s.", label(row.Backend), diff, why[row.Backend]))
 	}
 	if len(lines) == 0 {
 		return

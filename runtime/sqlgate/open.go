@@ -104,7 +104,7 @@ func mysqlConfig(dsn string) (*mysql.Config, error) {
 	}
 	db := strings.TrimPrefix(u.Path, "/")
 	if strings.Contains(db, "/") {
-		return nil, fmt.Errorf("mysql DSN: database name %q holds a '/'", db)
+		return nil, errors.New("mysql DSN: the database name holds a '/' (not quoted here: a misplaced password may follow it)")
 	}
 	// Parsing "/db?params" validates the parameters with the driver's own rules.
 	q := u.Query()

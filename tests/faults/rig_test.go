@@ -84,9 +84,10 @@ type rig struct {
 	slow       atomic.Int64 // answers slower than slowAfter
 	inflight   sync.WaitGroup
 
-	mu         sync.Mutex
-	outcomes   map[string]int
-	violations []string
+	mu          sync.Mutex
+	outcomes    map[string]int
+	notRecorded map[string]int // per message id: answers not-recorded
+	violations  []string
 }
 
 type probeKey struct{}
@@ -108,7 +109,7 @@ func newRig(t *testing.T, o rigOptions) *rig {
 	if o.Concurrency == 0 {
 		o.Concurrency = 8
 	}
-	r := &rig{t: t, o: o, ns: "ns" + fmt.Sprint(time.Now().UnixNano()), sup: supplier.New(), outcomes: map[string]int{}}
+	r := &rig{t: t, o: o, ns: "ns" + fmt.Sprint(time.Now().UnixNano()), sup: supplier.New(), outcomes: map[string]int{}, notRecorded: map[string]int{}}
 	srv := httptest.NewServer(r.sup)
 	t.Cleanup(srv.Close)
 	r.supURL = srv.URL
@@ -204,6 +205,9 @@ func (r *rig) check(id string, a answer) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.outcomes[a.outcome]++
+	if a.outcome == "not-recorded" {
+		r.notRecorded[id]++
+	}
 	want, known := designStatus[a.outcome]
 	switch {
 	case !known:
@@ -282,11 +286,21 @@ func (r *rig) run(ctx context.Context, n int, during func(ctx context.Context)) 
 	r.inflight.Wait()
 
 	rep := r.sup.Report()
-	f := figures{Messages: n, Tried: int(r.deliveries.Load()), Duplicates: rep.Duplicates}
+	f := figures{Messages: n, Tried: int(r.deliveries.Load())}
+	r.mu.Lock()
+	defer r.mu.Unlock()
 	for i, id := range ids {
 		got := r.sup.Accepted(r.key(id))
 		if got >= 1 {
 			f.Processed++
+		}
+		if extra := got - 1; extra > 0 {
+			if r.notRecorded[id] > 0 {
+				f.Repeats += extra
+			} else {
+				f.Duplicates += extra
+				r.t.Errorf("message %s: the supplier accepted it %d times and no delivery answered not-recorded", id, got)
+			}
 		}
 		if !acked[i].Load() || got == 0 {
 			f.Losses++
@@ -298,8 +312,9 @@ func (r *rig) run(ctx context.Context, n int, during func(ctx context.Context)) 
 	if extra := rep.Orders - f.Processed; extra != 0 {
 		r.t.Errorf("the supplier accepted %d keys that were never published", extra)
 	}
-	r.mu.Lock()
-	defer r.mu.Unlock()
+	if rep.Duplicates != f.Duplicates+f.Repeats {
+		r.t.Errorf("the supplier counts %d duplicates, the messages %d", rep.Duplicates, f.Duplicates+f.Repeats)
+	}
 	for _, v := range r.violations[:min(len(r.violations), 10)] {
 		r.t.Errorf("ack table: %s", v)
 	}

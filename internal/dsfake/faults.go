@@ -71,7 +71,12 @@ func (f *faults) intercept(ctx context.Context, req any, info *grpc.UnaryServerI
 		case <-t.C:
 		case <-ctx.Done():
 			t.Stop()
-			return nil, status.FromContextError(ctx.Err()).Err()
+		}
+		// Checked after the wait too: when a descheduled handler wakes with both
+		// ready, select may pick the timer, and a call past its deadline must
+		// still not apply.
+		if err := ctx.Err(); err != nil {
+			return nil, status.FromContextError(err).Err()
 		}
 	}
 	if failing {

@@ -20,6 +20,10 @@
 //
 // Servers come from ONCEGATE_TEST_REDIS_ADDR, ONCEGATE_TEST_POSTGRES_DSN and
 // ONCEGATE_TEST_MYSQL_DSN, else the local defaults (flags override both).
+//
+// Every run saves what it measured as results.json in its work directory;
+// benchrun -from that/results.json writes the section again from it without
+// measuring, after a change to the text.
 package main
 
 import (
@@ -63,6 +67,7 @@ type config struct {
 	footCount    int
 	skip         map[string]bool
 	srv          servers
+	from         string
 }
 
 // servers locate the shared servers.
@@ -91,6 +96,7 @@ func parseFlags() (config, error) {
 	flag.StringVar(&c.srv.Redis, "redis", env("ONCEGATE_TEST_REDIS_ADDR", "127.0.0.1:6379"), "Redis host:port")
 	flag.StringVar(&c.srv.Postgres, "postgres", env("ONCEGATE_TEST_POSTGRES_DSN", "postgres://postgres@127.0.0.1:5432/test?sslmode=disable"), "PostgreSQL URL")
 	flag.StringVar(&c.srv.MySQL, "mysql", env("ONCEGATE_TEST_MYSQL_DSN", "root@tcp(127.0.0.1:3306)/test"), "MySQL/MariaDB DSN (go-sql-driver form or mysql:// URL)")
+	flag.StringVar(&c.from, "from", "", "render the section from this results.json of an earlier run instead of measuring")
 	flag.Parse()
 	for _, b := range strings.Split(backends, ",") {
 		k, err := stores.ParseKind(strings.TrimSpace(b))
@@ -159,6 +165,9 @@ func run() error {
 	if err != nil {
 		return err
 	}
+	if cfg.from != "" {
+		return rerender(cfg.from, cfg.out)
+	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	if cfg.work == "" {
@@ -216,6 +225,24 @@ func run() error {
 	if len(res.Errors) > 0 {
 		return fmt.Errorf("%d steps failed (see %s): %v", len(res.Errors), cfg.out, res.Errors)
 	}
+	return nil
+}
+
+// rerender writes the section for the results an earlier run saved, so the
+// text can change without measuring again.
+func rerender(from, out string) error {
+	raw, err := os.ReadFile(from)
+	if err != nil {
+		return err
+	}
+	var res Results
+	if err := json.Unmarshal(raw, &res); err != nil {
+		return fmt.Errorf("%s: %w", from, err)
+	}
+	if err := writeSection(out, render(&res)); err != nil {
+		return err
+	}
+	logf("wrote %s from %s", out, from)
 	return nil
 }
 

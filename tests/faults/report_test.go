@@ -29,10 +29,11 @@ type figures struct {
 	// without their effect. Both must be 0.
 	Duplicates, Losses int
 	// Repeats counts effects beyond one per key at the sink after a delivery of
-	// the key answered not-recorded: the body ran, and neither its done record
-	// nor the unknown mark could be written, so a redelivery after the lease
-	// ran it again (DESIGN.md: "best-effort unknown"). The supplier's
-	// Idempotency-Key is what absorbs these.
+	// the key ran its body without recording the outcome: not-recorded (neither
+	// the done record nor the unknown mark could be written: DESIGN.md's
+	// "best-effort unknown"), or body-failed (the supplier committed while its
+	// answer was lost to the work deadline). A redelivery after the lease then
+	// ran the body again; the supplier's Idempotency-Key is what absorbs these.
 	Repeats int
 	// Note is one line on what else was seen (outcomes, fenced-out holders).
 	Note string
@@ -108,7 +109,7 @@ func reportTable() string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "Run %s on %s/%s, %d CPUs, race detector %s, scale %s.\n\n", time.Now().UTC().Format("2006-01-02"),
 		runtime.GOOS, runtime.GOARCH, runtime.NumCPU(), map[bool]string{true: "on", false: "off"}[raceEnabled], scale)
-	fmt.Fprintf(&b, "| class | backend | messages | tried | injected | processed | duplicates | losses | repeats after not-recorded | what else was seen | reproduce with `go test -race -count=1 ./tests/faults/` and |\n")
+	fmt.Fprintf(&b, "| class | backend | messages | tried | injected | processed | duplicates | losses | repeats after an unrecorded effect | what else was seen | reproduce with `go test -race -count=1 ./tests/faults/` and |\n")
 	fmt.Fprintf(&b, "|---|---|---:|---:|---:|---:|---:|---:|---:|---|---|\n")
 	for _, f := range rows {
 		fmt.Fprintf(&b, "| %s | %s | %d | %d | %d | %d | %d | %d | %d | %s | `-run '%s'` |\n",

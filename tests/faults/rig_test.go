@@ -86,7 +86,7 @@ type rig struct {
 
 	mu          sync.Mutex
 	outcomes    map[string]int
-	notRecorded map[string]int // per message id: answers not-recorded
+	notRecorded map[string]int // per message id: answers not-recorded or body-failed
 	violations  []string
 }
 
@@ -205,8 +205,8 @@ func (r *rig) check(id string, a answer) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.outcomes[a.outcome]++
-	if a.outcome == "not-recorded" {
-		r.notRecorded[id]++
+	if a.outcome == "not-recorded" || a.outcome == "body-failed" {
+		r.notRecorded[id]++ // the effect may have landed without its record
 	}
 	want, known := designStatus[a.outcome]
 	switch {
@@ -299,7 +299,7 @@ func (r *rig) run(ctx context.Context, n int, during func(ctx context.Context)) 
 				f.Repeats += extra
 			} else {
 				f.Duplicates += extra
-				r.t.Errorf("message %s: the supplier accepted it %d times and no delivery answered not-recorded", id, got)
+				r.t.Errorf("message %s: the supplier accepted it %d times and no delivery answered not-recorded or body-failed", id, got)
 			}
 		}
 		if !acked[i].Load() || got == 0 {

@@ -129,11 +129,12 @@ func mysqlConfig(dsn string) (*mysql.Config, error) {
 	return cfg, nil
 }
 
-// redactURLError drops the DSN (which may hold a password) from a url error.
+// redactURLError drops the DSN (which may hold a password) and the parse details
+// (an invalid port may be part of a password holding a slash) from a url error.
 func redactURLError(err error) error {
 	var ue *url.Error
 	if errors.As(err, &ue) {
-		return ue.Err
+		return errors.New("malformed URL (details withheld: they may quote part of the password)")
 	}
 	return err
 }

@@ -15,7 +15,7 @@
 //     gateway's kind, optionally creating the database in Datastore mode.
 //   - Service runs the gateway on Cloud Run v2 with a runtime service account,
 //     the request timeout of the plan and the configuration contract of
-//     DESIGN.md in its environment; only the push account may invoke it.
+//     docs/design.md in its environment; only the push account may invoke it.
 //
 // Sizing inputs are plain Go values (sizing.Plan), not Pulumi inputs, so an
 // unsafe plan fails at `pulumi preview` with the sizing package's sentence

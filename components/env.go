@@ -10,7 +10,7 @@ import (
 	"github.com/pulumi/pulumi/sdk/v3/go/pulumi"
 )
 
-// Variables of the configuration contract (DESIGN.md) besides the plan's.
+// Variables of the configuration contract (docs/design.md) besides the plan's.
 const (
 	EnvBackend           = "ONCEGATE_BACKEND"
 	EnvNamespace         = "ONCEGATE_NAMESPACE"

@@ -18,7 +18,7 @@ const (
 	DefaultKind = "OncegateRecord"
 	// DefaultDatabase is the ID of a project's default Firestore database.
 	DefaultDatabase = "(default)"
-	// TTLField is the record property the TTL policy applies to (DESIGN.md,
+	// TTLField is the record property the TTL policy applies to (docs/design.md,
 	// "The record and its state machine"): a timestamp, absent for records
 	// that must never be deleted.
 	TTLField = "expires_at"

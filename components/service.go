@@ -61,7 +61,7 @@ type ServiceArgs struct {
 
 // Service runs the gateway on Cloud Run v2 under a runtime service account
 // granted roles/datastore.user, with the request timeout of the plan and the
-// configuration contract of DESIGN.md in its environment. It grants no
+// configuration contract of docs/design.md in its environment. It grants no
 // invoker: PushSubscription grants run.invoker to its push account only.
 type Service struct {
 	pulumi.ResourceState

@@ -6,7 +6,7 @@ import (
 )
 
 func TestDesignExample(t *testing.T) {
-	// DESIGN.md: an unrenewed 15-minute lease with a 10 s minimum backoff needs
+	// docs/design.md: an unrenewed 15-minute lease with a 10 s minimum backoff needs
 	// about 91 attempts under the conservative model, while doubling says 8.
 	got := Plan{Lease: 15 * m, WorkDeadline: 10 * m}.Attempts()
 	want := Attempts{Wait: 15 * m, Conservative: 91, Doubling: 8, Required: 93}

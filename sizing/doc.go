@@ -3,7 +3,7 @@
 // attempts, checked once and handed unchanged from infrastructure to the
 // running gateway.
 //
-// A Plan is safe when three invariants hold (see DESIGN.md, "Invariants and
+// A Plan is safe when three invariants hold (see docs/design.md, "Invariants and
 // the sizing model"):
 //
 //  1. The lease outlives the guarded work: Lease > WorkDeadline, or a

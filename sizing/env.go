@@ -7,7 +7,7 @@ import (
 	"time"
 )
 
-// Environment variables of the configuration contract (DESIGN.md) that carry a
+// Environment variables of the configuration contract (docs/design.md) that carry a
 // Plan. Durations are in Go syntax (time.ParseDuration), attempts a decimal
 // integer.
 const (

@@ -51,7 +51,7 @@ const (
 	DefaultRequestTimeout = 300 * time.Second
 )
 
-// Recommended values for a plan built around a renewed lease (DESIGN.md): a
+// Recommended values for a plan built around a renewed lease (docs/design.md): a
 // crashed holder frees its key within a minute and the dead-letter policy
 // stays tight. Recommend uses them when the lease is left zero.
 const (

@@ -32,7 +32,7 @@ func TestRecommend(t *testing.T) {
 		{"a smaller explicit attempts count is raised",
 			Plan{Lease: 60 * s, Heartbeat: 20 * s, WorkDeadline: 60 * s, MaxDeliveryAttempts: 6},
 			Plan{Lease: 60 * s, Heartbeat: 20 * s, WorkDeadline: 60 * s, MaxDeliveryAttempts: 17}},
-		{"the DESIGN example stays at a 10s backoff",
+		{"the design example stays at a 10s backoff",
 			Plan{Lease: 15 * m, WorkDeadline: 10 * m},
 			Plan{Lease: 15 * m, WorkDeadline: 10 * m, MaxDeliveryAttempts: 93}},
 	}

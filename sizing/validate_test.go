@@ -32,7 +32,7 @@ func TestValidateBoundaries(t *testing.T) {
 		msg    string   // substring of the error, when set
 	}{
 		{"base", base(), nil, ""},
-		{"unrenewed 15m lease at 10s backoff (DESIGN example)", Plan{Lease: 15 * m, WorkDeadline: 10 * m}, nil, ""},
+		{"unrenewed 15m lease at 10s backoff (design example)", Plan{Lease: 15 * m, WorkDeadline: 10 * m}, nil, ""},
 
 		// Required fields and signs.
 		{"lease zero", with(func(p *Plan) { p.Lease = 0 }), []string{"Lease"}, "Lease must be set (got 0s)"},

@@ -1,4 +1,4 @@
-// Command cloudrun is the reference worker (DESIGN.md, "The reference worker"):
+// Command cloudrun is the reference worker (docs/design.md, "The reference worker"):
 // a Cloud Run service taking Pub/Sub push requests on "/" on $PORT and
 // forwarding each message's data to $SUPPLIER_URL with Idempotency-Key and
 // X-Fencing-Token headers, guarded by oncegate and configured only by the

@@ -1,4 +1,4 @@
-// Package worker is the reference worker of DESIGN.md ("The reference worker"):
+// Package worker is the reference worker of docs/design.md ("The reference worker"):
 // a Pub/Sub push handler that forwards each message's data to a supplier, guarded
 // by the gateway. examples/cloudrun runs it as a process; the demo and the
 // end-to-end tests run that same process.

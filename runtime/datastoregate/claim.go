@@ -29,7 +29,7 @@ func (s *Store) Claim(ctx context.Context, req gate.ClaimRequest) (gate.ClaimRes
 	})
 }
 
-// claimStep is the claim rows of DESIGN.md's transition table, as memgate
+// claimStep is the claim rows of docs/design.md's transition table, as memgate
 // applies them.
 func claimStep(req gate.ClaimRequest, now time.Time, cur *gate.Record) (*gate.Record, gate.ClaimResult, error) {
 	live := cur != nil && !expired(cur, now)

@@ -10,7 +10,7 @@
 // Options.Namespace, keyed by name: the record key as given when it is valid
 // UTF-8, has no NUL byte and is at most 1,500 bytes, else its hashed form (see
 // gate.StoreKey; a name of Datastore's reserved form __*__ is hashed too). Its
-// properties are DESIGN.md's record fields: key (the original key), state,
+// properties are docs/design.md's record fields: key (the original key), state,
 // fence, lease_expiry, expires_at, done_at, claim_token, owner, fingerprint and
 // result. Times are timestamps, stored to the microsecond. Only state and
 // expires_at are indexed; the rest, including result and fingerprint, are

@@ -11,7 +11,7 @@ import (
 	"github.com/oncegate/oncegate/runtime/gate"
 )
 
-// Property names: DESIGN.md's record fields, snake_case.
+// Property names: docs/design.md's record fields, snake_case.
 const (
 	propKey         = "key"
 	propState       = "state"

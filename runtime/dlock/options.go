@@ -15,7 +15,7 @@ const (
 	DefaultNamespace = "lock"
 	// DefaultLease is how long an acquired lock excludes others when Options.Lease
 	// is zero. It is short because Scope renews it: a crashed holder frees its key
-	// within a minute (DESIGN.md, "Recommended plans").
+	// within a minute (docs/design.md, "Recommended plans").
 	DefaultLease = time.Minute
 	// DefaultTTL is how long a lock record outlives its lease when Options.TTL is
 	// zero. While the record exists every new token is above every old one; once
@@ -41,7 +41,7 @@ type Options struct {
 	// TTL is how long a lock record is kept past its lease (expires_at =
 	// lease_expiry + TTL). Default DefaultTTL. It must exceed the longest a
 	// paused holder can live, so a reclaim raises the fence instead of a fresh
-	// record restarting it at 1 (DESIGN.md, invariant 2).
+	// record restarting it at 1 (docs/design.md, invariant 2).
 	TTL time.Duration
 	// RenewInterval is how often Scope and Do renew the lease while their
 	// function runs (time.Duration). Default Lease/3. It must be at most Lease/2,

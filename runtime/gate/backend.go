@@ -8,7 +8,7 @@ import (
 // ClaimStatus is the answer of Backend.Claim.
 type ClaimStatus int
 
-// The answers a claim can get. See DESIGN.md's transition table.
+// The answers a claim can get. See docs/design.md's transition table.
 const (
 	// Won: the caller now holds the key (fresh record, lapsed lease, expired done or
 	// failed record, or a re-affirmed claim carrying the same claim token).

@@ -14,7 +14,7 @@
 // Every record carries a fencing token (Claim.Fence). It is 1 on a fresh record and
 // grows by one on every reclaim and every release; it never decreases. Downstream
 // writes should carry it so a stalled holder ("zombie") whose lease was reclaimed
-// cannot overwrite the newer holder's work (see DESIGN.md, "keying the sink").
+// cannot overwrite the newer holder's work (see docs/design.md, "keying the sink").
 //
 // Expiry is judged lazily by the backend at read time, on the store's clock where
 // the store has one; no sweeper is needed for correctness.

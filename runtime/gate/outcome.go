@@ -4,7 +4,7 @@ import (
 	"errors"
 )
 
-// Outcome classifies a verb's answer for the ack policy (DESIGN.md, "Error and ack
+// Outcome classifies a verb's answer for the ack policy (docs/design.md, "Error and ack
 // policy").
 type Outcome int
 

@@ -2,7 +2,7 @@ package gate
 
 import "time"
 
-// State is the stored state of a record. See DESIGN.md, "The record and its state
+// State is the stored state of a record. See docs/design.md, "The record and its state
 // machine".
 type State string
 

@@ -1,4 +1,4 @@
-// Package gateenv builds the runtime from DESIGN.md's configuration contract:
+// Package gateenv builds the runtime from docs/design.md's configuration contract:
 // the environment variables the components set on the Cloud Run service.
 //
 //	ONCEGATE_BACKEND              memory | sql | redis | datastore (required)

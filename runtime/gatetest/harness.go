@@ -35,7 +35,7 @@ const (
 // ExpiryDeleter is an optional Harness ability, for a store that deletes a record
 // by itself once its expires_at passes (Redis with PEXPIREAT at expires_at). Such
 // a harness returns true: the suite then expects a claim after a record expired to
-// start a fresh record at fence 1 (DESIGN.md's invariant 2 makes that safe) and
+// start a fresh record at fence 1 (docs/design.md's invariant 2 makes that safe) and
 // Purge to find nothing left to delete, instead of an expired record that lingers
 // until reclaimed with fence+1 or purged.
 type ExpiryDeleter interface {

@@ -1,7 +1,7 @@
 // Package push is oncegate's adapter for Pub/Sub push subscriptions: an
 // http.Handler that runs a handler function at most once per idempotency key
 // (or one at a time per key) and answers HTTP so that Pub/Sub acks or nacks the
-// message exactly as DESIGN.md's ack policy says.
+// message exactly as docs/design.md's ack policy says.
 //
 // # Request handling
 //

@@ -17,7 +17,7 @@ import (
 
 const secret = "SECRET-PAYLOAD-BYTES"
 
-// TestOutcomeMapping drives every row of DESIGN.md's ack-policy table through a
+// TestOutcomeMapping drives every row of docs/design.md's ack-policy table through a
 // real memgate store and checks the status, the outcome header, the store and
 // the log line.
 func TestOutcomeMapping(t *testing.T) {

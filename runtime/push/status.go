@@ -7,7 +7,7 @@ import (
 )
 
 // Status returns the HTTP status an adapter answers for a verb's outcome, following
-// DESIGN.md's ack policy. Only 102, 200, 201, 202 and 204 acknowledge a push
+// docs/design.md's ack policy. Only 102, 200, 201, 202 and 204 acknowledge a push
 // (Pub/Sub, "Push subscriptions": receiving messages); every other status is a
 // nack, redelivered with the subscription's retry backoff and dead-lettered after
 // its maximum delivery attempts.

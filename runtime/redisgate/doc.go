@@ -6,7 +6,7 @@
 // # Records
 //
 // Each record is one Redis hash at Options.Prefix + key (the key byte for byte,
-// never hashed: Redis keys are binary-safe), with the fields of DESIGN.md's record:
+// never hashed: Redis keys are binary-safe), with the fields of docs/design.md's record:
 // state, fence, lease_expiry, expires_at and done_at (UTC epoch milliseconds as
 // decimal strings), claim_token, owner, fingerprint and result (raw bytes). The
 // key field is the Redis key name less the prefix, so it is not stored again.
@@ -33,7 +33,7 @@
 // expires_at, so no gateway key is ever without a TTL, except an unknown record,
 // which is made persistent (PERSIST) because it must survive until an operator
 // resolves it. Redis deletes a record at expires_at on its own; a claim after that
-// starts a fresh record at fence 1, which DESIGN.md's invariant 2 (lease + ttl
+// starts a fresh record at fence 1, which docs/design.md's invariant 2 (lease + ttl
 // longer than any holder lives) makes safe. A record written with a zero TTL and
 // a zero lease is deleted at once.
 //

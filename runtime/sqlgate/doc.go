@@ -33,7 +33,7 @@
 //
 // Construct a Store with New over a *sql.DB the caller configured, or with Open
 // from a DSN whose scheme picks the driver (postgres://, postgresql://, mysql://,
-// sqlite:), as DESIGN.md's configuration contract ONCEGATE_SQL_DSN says. Create the
+// sqlite:), as docs/design.md's configuration contract ONCEGATE_SQL_DSN says. Create the
 // table with CreateSchema, or run the statements DDL returns in your own
 // migrations.
 //

@@ -9,7 +9,7 @@
 // resets, and a store that is down for a few seconds. Deliveries are replayed the
 // way Pub/Sub does it (a nack or an answer later than the ack deadline is
 // redelivered after a backoff, and some messages are delivered twice at once),
-// and every answer is checked against DESIGN.md's ack table.
+// and every answer is checked against docs/design.md's ack table.
 //
 // Every scenario checks the same figures: messages published, deliveries tried,
 // faults injected, messages processed (accepted by the recording supplier),

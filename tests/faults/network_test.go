@@ -216,7 +216,7 @@ func (r *rig) count(outcome string) int {
 // messages were acknowledged and reached the supplier; an unknown record waits
 // for an operator's reconcile, and one left claimed (the mark-unknown after the
 // failed complete failed too) would let a redelivery that comes after its lease
-// run the body again: DESIGN.md's "best-effort unknown" row.
+// run the body again: docs/design.md's "best-effort unknown" row.
 func (r *rig) leftovers(t *testing.T, b gate.Backend, n int) string {
 	ins, ok := b.(gate.Inspector)
 	if !ok {

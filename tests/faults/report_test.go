@@ -30,7 +30,7 @@ type figures struct {
 	Duplicates, Losses int
 	// Repeats counts effects beyond one per key at the sink after a delivery of
 	// the key ran its body without recording the outcome: not-recorded (neither
-	// the done record nor the unknown mark could be written: DESIGN.md's
+	// the done record nor the unknown mark could be written: docs/design.md's
 	// "best-effort unknown"), or body-failed (the supplier committed while its
 	// answer was lost to the work deadline). A redelivery after the lease then
 	// ran the body again; the supplier's Idempotency-Key is what absorbs these.

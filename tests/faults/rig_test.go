@@ -27,7 +27,7 @@ import (
 // quietLog discards the gateway's logs (the figures say what happened).
 var quietLog = slog.New(slog.NewTextHandler(io.Discard, nil))
 
-// designStatus is DESIGN.md's ack table, written out here rather than taken from
+// designStatus is docs/design.md's ack table, written out here rather than taken from
 // push.Status, so the adapter is checked against the design and not itself.
 var designStatus = map[string]int{
 	"ran": 204, "duplicate": 204, "permanent": 204, "not-recorded": 204, "fenced-out": 204,

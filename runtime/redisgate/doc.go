@@ -11,6 +11,13 @@
 // decimal strings), claim_token, owner, fingerprint and result (raw bytes). The
 // key field is the Redis key name less the prefix, so it is not stored again.
 //
+// A hash that lacks fields or holds something other than a number in them (a
+// partial or foreign write) never makes a script fail: a missing or non-numeric
+// lease_expiry counts as lapsed, a missing fence as 0, and a hash without a state
+// as no record, so the next claim takes the key over with fence + 1 and writes a
+// whole new record. A done, failed or unknown record without expires_at stays
+// what it says (treating it as lapsed would run its body again).
+//
 // # Atomicity and Cluster
 //
 // Every operation is one Lua script that touches exactly one key, the record's, so

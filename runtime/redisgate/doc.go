@@ -44,6 +44,22 @@
 // longer than any holder lives) makes safe. A record written with a zero TTL and
 // a zero lease is deleted at once.
 //
+// # Eviction
+//
+// Every record except an unknown one carries a TTL, so under any volatile-*
+// maxmemory-policy (Memorystore's default is volatile-lru) as well as any
+// allkeys-* one, Redis may delete a record when memory runs short. A deleted
+// record is a duplicate: an evicted done record lets its redelivery run the body
+// again, and an evicted live claim lets a second holder in at the same fence, so
+// no fenced sink can refuse either. Open (and gateenv, with it) therefore refuses
+// to start unless every server's INFO memory reports maxmemory-policy noeviction
+// or maxmemory 0; it returns an *EvictionError naming the server and the setting.
+// Under noeviction a full server refuses writes (an OOM error): claims fail and
+// deliveries are nacked, which is safe, and the memory alert is the operator's
+// cue. Options.AllowEviction (ONCEGATE_REDIS_ALLOW_EVICTION=1) skips the check,
+// for those who accept duplicates. The check is made at start only; keep the
+// policy in the instance's configuration, where a later change is reviewed.
+//
 // # Scans
 //
 // Purge deletes nothing and returns 0: Redis has already removed every record

@@ -88,12 +88,22 @@ func redactDSN(dsn string) string {
 
 const redisForm = "host:port, a comma-separated list of them (Redis Cluster), or a redis:// or rediss:// URL"
 
+// EnvRedisAllowEviction set to 1 opens Redis even when a server may evict
+// records (redisgate.Options.AllowEviction); default 0, refused.
+const EnvRedisAllowEviction = "ONCEGATE_REDIS_ALLOW_EVICTION"
+
 // OpenRedis connects to ONCEGATE_REDIS_ADDR: one host:port (a single server), a
 // comma-separated list (a Cluster, through redis.NewUniversalClient), or a
 // redis:// or rediss:// URL (redis.ParseURL: password, database, TLS). It pings
-// the server so a wrong address fails at start-up.
+// the server so a wrong address fails at start-up, and refuses a server that
+// may evict records (redisgate.Open) unless ONCEGATE_REDIS_ALLOW_EVICTION=1.
 func OpenRedis(ctx context.Context, getenv func(string) string) (gate.Backend, func() error, error) {
 	v := strings.TrimSpace(getenv(EnvRedisAddr))
+	allow, err := parseBool(EnvRedisAllowEviction, getenv(EnvRedisAllowEviction),
+		"1 (accept a server that may evict records, and so duplicates) or 0")
+	if err != nil {
+		return nil, nil, err
+	}
 	var c redis.UniversalClient
 	if strings.HasPrefix(v, "redis://") || strings.HasPrefix(v, "rediss://") {
 		opt, err := redis.ParseURL(v)
@@ -112,12 +122,28 @@ func OpenRedis(ctx context.Context, getenv func(string) string) (gate.Backend, f
 		_ = c.Close()
 		return nil, nil, fmt.Errorf("ping %s: %w", redactDSN(v), err)
 	}
-	s, err := redisgate.New(c, nil)
+	s, err := redisgate.Open(ctx, c, &redisgate.Options{AllowEviction: allow})
+	if errors.Is(err, redisgate.ErrEviction) {
+		err = fmt.Errorf("%w (or %s=1)", err, EnvRedisAllowEviction)
+	}
 	if err != nil {
 		_ = c.Close()
 		return nil, nil, err
 	}
 	return s, c.Close, nil
+}
+
+// parseBool reads an optional boolean variable; empty means false.
+func parseBool(name, v, want string) (bool, error) {
+	v = strings.TrimSpace(v)
+	if v == "" {
+		return false, nil
+	}
+	b, err := strconv.ParseBool(v)
+	if err != nil {
+		return false, &sizing.EnvError{Var: name, Value: v, Want: want, Err: err}
+	}
+	return b, nil
 }
 
 func redisAddrs(v string) ([]string, error) {

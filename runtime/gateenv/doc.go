@@ -9,6 +9,7 @@
 //	ONCEGATE_REQUEST_TIMEOUT      the sizing plan (see sizing.FromEnv)
 //	ONCEGATE_SQL_DSN              sql: postgres://…, postgresql://…, mysql://…, sqlite:<path>
 //	ONCEGATE_REDIS_ADDR           redis: host:port, a comma-separated list (Cluster), or a redis:// URL
+//	ONCEGATE_REDIS_ALLOW_EVICTION redis: 1 accepts a server that may evict records (default 0: refused)
 //	GOOGLE_CLOUD_PROJECT          datastore: the project
 //	ONCEGATE_DATASTORE_DATABASE   datastore: the database id (empty: the default database)
 //	ONCEGATE_DATASTORE_KIND       datastore: the entity kind (empty: datastoregate.DefaultKind)

@@ -11,6 +11,13 @@
 // decimal strings), claim_token, owner, fingerprint and result (raw bytes). The
 // key field is the Redis key name less the prefix, so it is not stored again.
 //
+// A hash that lacks fields or holds something other than a number in them (a
+// partial or foreign write) never makes a script fail: a missing or non-numeric
+// lease_expiry counts as lapsed, a missing fence as 0, and a hash without a state
+// as no record, so the next claim takes the key over with fence + 1 and writes a
+// whole new record. A done, failed or unknown record without expires_at stays
+// what it says (treating it as lapsed would run its body again).
+//
 // # Atomicity and Cluster
 //
 // Every operation is one Lua script that touches exactly one key, the record's, so
@@ -36,6 +43,22 @@
 // starts a fresh record at fence 1, which docs/design.md's invariant 2 (lease + ttl
 // longer than any holder lives) makes safe. A record written with a zero TTL and
 // a zero lease is deleted at once.
+//
+// # Eviction
+//
+// Every record except an unknown one carries a TTL, so under any volatile-*
+// maxmemory-policy (Memorystore's default is volatile-lru) as well as any
+// allkeys-* one, Redis may delete a record when memory runs short. A deleted
+// record is a duplicate: an evicted done record lets its redelivery run the body
+// again, and an evicted live claim lets a second holder in at the same fence, so
+// no fenced sink can refuse either. Open (and gateenv, with it) therefore refuses
+// to start unless every server's INFO memory reports maxmemory-policy noeviction
+// or maxmemory 0; it returns an *EvictionError naming the server and the setting.
+// Under noeviction a full server refuses writes (an OOM error): claims fail and
+// deliveries are nacked, which is safe, and the memory alert is the operator's
+// cue. Options.AllowEviction (ONCEGATE_REDIS_ALLOW_EVICTION=1) skips the check,
+// for those who accept duplicates. The check is made at start only; keep the
+// policy in the instance's configuration, where a later change is reviewed.
 //
 // # Scans
 //

@@ -28,6 +28,12 @@ type Options struct {
 	// white space and no braces: a brace would make it a Redis Cluster hash tag
 	// and put every record in one slot.
 	Prefix string
+	// AllowEviction makes Open skip CheckEviction, accepting a server that may
+	// evict records under memory pressure. Default false: Open refuses such a
+	// server, because an evicted record runs its body again (see EvictionError).
+	// Set it only where duplicates are acceptable, or where maxmemory is bounded
+	// by something Open cannot see. New never checks.
+	AllowEviction bool
 }
 
 // Store is the Redis backend. It is safe for concurrent use; it does not own the
@@ -52,7 +58,8 @@ var (
 // New returns a Store over client, which may be a *redis.Client (standalone or a
 // Sentinel failover client), a *redis.ClusterClient or a *redis.Ring. It does not
 // contact the server. It returns an error when client is nil (or a nil pointer)
-// or Options.Prefix is invalid; the message names the field and the fix.
+// or Options.Prefix is invalid; the message names the field and the fix. Use
+// Open to also refuse a server that may evict records.
 func New(client redis.UniversalClient, opts *Options) (*Store, error) {
 	if isNil(client) {
 		return nil, errors.New("redisgate.New: client is nil; pass a configured redis.UniversalClient")

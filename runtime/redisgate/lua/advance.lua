@@ -4,9 +4,9 @@
 -- expires_at = now + ttl.
 local k = KEYS[1]
 local at = tonumber(ARGV[1])
-local f = redis.call('HGET', k, 'fence')
-if f then
-  if at > tonumber(f) then
+if redis.call('EXISTS', k) == 1 then
+  local f = redis.call('HGET', k, 'fence')
+  if not f or not tonumber(f) or at > tonumber(f) then -- a missing fence counts as lower
     redis.call('HSET', k, 'fence', int(at))
     return int(at)
   end

@@ -9,14 +9,19 @@
 local k = KEYS[1]
 local token, owner, fp = ARGV[1], ARGV[2], ARGV[5]
 local now = now_ms()
-local state = redis.call('HGET', k, 'state')
-local fence, live, h = 1, false, nil
-if state then
-  h = redis.call('HMGET', k, 'fence', 'lease_expiry', 'expires_at', 'claim_token', 'fingerprint')
-  fence = tonumber(h[1]) + 1
+local exists = redis.call('EXISTS', k) == 1
+local state, fence, live, h = false, 1, false, nil
+if exists then
+  h = redis.call('HMGET', k, 'fence', 'lease_expiry', 'expires_at', 'claim_token', 'fingerprint', 'state')
+  state = h[6]
+  -- A field that is missing or not a number (a partial or foreign write) never
+  -- raises: no fence counts as 0, no lease as lapsed, and a hash without a
+  -- state is no record at all.
+  fence = (tonumber(h[1]) or 0) + 1
   -- Expiry is judged here, on the server clock: a present but expired record is
   -- reclaimed with fence+1. An unknown record never expires.
-  live = state == 'unknown' or not h[3] or now < tonumber(h[3])
+  local exp = tonumber(h[3])
+  live = state and (state == 'unknown' or not exp or now < exp)
 end
 if live then
   if fp ~= '' and h[5] and h[5] ~= fp then
@@ -32,7 +37,8 @@ if live then
   if token ~= '' and h[4] == token then
     return {1, redis.call('HGETALL', k)} -- a retried claim re-affirms itself
   end
-  if now < tonumber(h[2]) then
+  local lease = tonumber(h[2])
+  if lease and now < lease then
     return {2, redis.call('HGETALL', k)}
   end
 end
@@ -45,7 +51,7 @@ end
 local lease_ms = now + tonumber(ARGV[3])
 local lease, expires = int(lease_ms), int(lease_ms + tonumber(ARGV[4]))
 fence = int(fence)
-if state then
+if exists then
   redis.call('DEL', k) -- a new claim starts a new record: no done_at, no result
 end
 if fp ~= '' then

@@ -8,7 +8,8 @@ if not held(h[1], h[2]) then
 end
 local lease = now_ms() + tonumber(ARGV[2])
 local expires = lease + tonumber(ARGV[3])
-if not h[3] or expires > tonumber(h[3]) then
+local was = tonumber(h[3])
+if not was or expires > was then
   redis.call('HSET', k, 'lease_expiry', int(lease), 'expires_at', int(expires))
   redis.call('PEXPIREAT', k, int(expires))
 else

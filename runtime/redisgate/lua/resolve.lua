@@ -16,10 +16,11 @@ local expires = now + tonumber(ARGV[2])
 if ARGV[1] == '1' then
   redis.call('HSET', k, 'state', 'done', 'done_at', int(now), 'expires_at', int(expires))
 else
-  if tonumber(h[2]) >= MAX_FENCE then
+  local fence = tonumber(h[2]) or 0 -- a missing fence counts as 0
+  if fence >= MAX_FENCE then
     return {-2}
   end
-  redis.call('HSET', k, 'state', 'claimed', 'fence', int(tonumber(h[2]) + 1),
+  redis.call('HSET', k, 'state', 'claimed', 'fence', int(fence + 1),
     'lease_expiry', int(now), 'expires_at', int(expires))
   redis.call('HDEL', k, 'claim_token')
 end

@@ -13,7 +13,9 @@ import (
 func TestAccount(t *testing.T) {
 	t0 := time.Unix(1_700_000_000, 0)
 	at := func(ms int) time.Time { return t0.Add(time.Duration(ms) * time.Millisecond) }
-	c := func(w int, key string, ms int) crashwindow.Call { return crashwindow.Call{Worker: w, Key: key, Start: at(ms)} }
+	c := func(w int, key string, ms int) crashwindow.Call {
+		return crashwindow.Call{Worker: w, Key: key, Start: at(ms)}
+	}
 	type line = crashwindow.Line
 	type kill = crashwindow.Kill
 	for _, tc := range []struct {

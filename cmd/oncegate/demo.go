@@ -1,6 +1,9 @@
 package main
 
 import (
+	"os"
+	"strings"
+
 	"github.com/spf13/cobra"
 
 	"github.com/oncegate/oncegate/internal/demo"
@@ -13,14 +16,22 @@ func newDemoCmd() *cobra.Command {
 		Short: "Run the whole system locally and prove every order reaches the supplier exactly once",
 		Long: `demo starts an in-process Pub/Sub fake with a subscription sized by the sizing model,
 reference-worker processes sharing one backend (an SQLite file unless ONCEGATE_SQL_DSN
-or ONCEGATE_REDIS_ADDR is set), a recording supplier and the push bridge. It publishes
-orders with trouble mixed in (republished orders, transport redeliveries, concurrent
-deliveries to two workers, a slow and a failing supplier, a worker killed with SIGKILL
-and restarted, a poison order), then prints a report. It exits non-zero if any order is
-duplicated or lost.`,
+or ONCEGATE_REDIS_ADDR is set), a supplier that honours Idempotency-Key and the push
+bridge. It publishes orders with trouble mixed in (republished orders, transport
+redeliveries, concurrent deliveries to two workers, a slow and a failing supplier, a
+worker killed with SIGKILL and restarted, a poison order), then prints a report.
+
+Each run uses a fresh namespace (printed), so runs on one database never meet. The
+report counts the orders the supplier holds more than once (must be 0) and the raw
+repeated calls; each repeat must be explained by the kill landing inside the window
+between the supplier call and the done record, as in docs/RELIABILITY.md's crash storm.
+demo exits non-zero, naming the orders and why, if an order is held twice, lost, or
+repeated without such a kill. A failed or interrupted run (--keep: every run) keeps
+the store and prints the oncegate inspect command that reads it.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			o.Out = cmd.OutOrStdout()
+			o.CLI = cliName()
 			_, err := demo.Run(cmd.Context(), o)
 			return err
 		},
@@ -29,6 +40,17 @@ duplicated or lost.`,
 	cmd.Flags().IntVar(&o.Workers, "workers", 3, "worker processes")
 	cmd.Flags().Uint64Var(&o.Seed, "seed", 1, "seed of the trouble mix")
 	cmd.Flags().BoolVar(&o.NoKill, "no-kill", false, "do not kill and restart a worker")
+	cmd.Flags().BoolVar(&o.Keep, "keep", false, "keep the store after the run and print how to inspect it")
+	cmd.Flags().StringVar(&o.Namespace, "namespace", "", "key namespace (default: a fresh demo-<time>-<hex> per run)")
 	cmd.Flags().DurationVar(&o.Timeout, "timeout", 0, "bound on the whole run (default 3m)")
 	return cmd
+}
+
+// cliName is how a printed command should invoke this CLI: "go run
+// ./cmd/oncegate" when it runs from go run's build cache, else "oncegate".
+func cliName() string {
+	if exe, err := os.Executable(); err == nil && strings.Contains(exe, "go-build") {
+		return "go run ./cmd/oncegate"
+	}
+	return "oncegate"
 }

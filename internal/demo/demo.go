@@ -6,10 +6,21 @@
 // concurrent deliveries to two workers, a slow and a failing supplier, a worker
 // killed mid-order and restarted, a poison order); and reports whether every
 // distinct order reached the supplier exactly once.
+//
+// The supplier honours Idempotency-Key (supplier.NewIdempotent), as a payment
+// or ordering API would, so the report has two numbers: orders the supplier
+// holds more than once (two overlapping calls both committed: only the
+// gateway's claim prevents that; must be 0), and raw repeats (calls of a key
+// after its first commit). A repeat is legitimate only when the worker that made
+// the earlier call was killed inside the window between the supplier call and
+// the done record; crashwindow explains each repeat by the crash storm's rules,
+// and one it cannot explain fails the run. Each run uses a fresh namespace, so a
+// second run on the same PostgreSQL or Redis starts clean.
 package demo
 
 import (
 	"context"
+	"crypto/rand"
 	"errors"
 	"fmt"
 	"io"
@@ -41,10 +52,34 @@ type Options struct {
 	Getenv func(string) string
 	// NoKill skips killing and restarting a worker.
 	NoKill bool
+	// Keep keeps the store (the SQLite file) after the run and prints the
+	// command that inspects it. A failed or interrupted run keeps it anyway.
+	Keep bool
+	// Namespace is the key namespace. Default: a fresh one per run,
+	// "demo-<UTC time>-<4 hex digits>", so a run never sees an earlier run's
+	// records.
+	Namespace string
+	// CLI is how the printed inspect command invokes the CLI. Default
+	// "oncegate".
+	CLI string
 	// Timeout bounds the run. Default 3 minutes.
 	Timeout time.Duration
 	// Out receives progress and the report. Default os.Stdout.
 	Out io.Writer
+}
+
+// ErrInterrupted is returned when the caller's context ends the run (Ctrl-C).
+var ErrInterrupted = errors.New("demo: interrupted")
+
+// errTimedOut is the cause of the run's own deadline.
+var errTimedOut = errors.New("demo: timed out")
+
+// NewNamespace returns a fresh namespace: "demo-" + UTC time to the second +
+// 4 random hex digits.
+func NewNamespace(now time.Time) string {
+	var b [2]byte
+	_, _ = rand.Read(b[:])
+	return fmt.Sprintf("demo-%s-%x", now.UTC().Format("20060102T150405"), b)
 }
 
 // Plan is the demo's scaled-down plan: a 3 s lease renewed every second, a 10 s
@@ -78,6 +113,12 @@ func (o *Options) defaults() error {
 	if o.Out == nil {
 		o.Out = os.Stdout
 	}
+	if o.Namespace == "" {
+		o.Namespace = NewNamespace(time.Now())
+	}
+	if o.CLI == "" {
+		o.CLI = "oncegate"
+	}
 	if len(o.WorkerCommand) == 0 {
 		exe, err := os.Executable()
 		if err != nil {
@@ -88,46 +129,99 @@ func (o *Options) defaults() error {
 	return nil
 }
 
-// backendEnv returns the workers' backend variables and a cleanup.
-func backendEnv(getenv func(string) string) ([]string, string, func(), error) {
+// store is the backend the workers share.
+type store struct {
+	env     []string // the workers' backend variables
+	name    string   // for the report's first line
+	inspect string   // the backend variables of the printed inspect command
+	dir     string   // the SQLite file's directory, removed unless kept
+}
+
+// openStore picks the backend: the user's PostgreSQL/MySQL or Redis, else an
+// SQLite file in a new temporary directory.
+func openStore(getenv func(string) string) (store, error) {
 	if dsn := getenv("ONCEGATE_SQL_DSN"); dsn != "" {
-		return []string{"ONCEGATE_BACKEND=sql", "ONCEGATE_SQL_DSN=" + dsn}, "sql (" + strings.SplitN(dsn, ":", 2)[0] + ")", func() {}, nil
+		return store{env: []string{"ONCEGATE_BACKEND=sql", "ONCEGATE_SQL_DSN=" + dsn},
+			name:    "sql (" + strings.SplitN(dsn, ":", 2)[0] + ")",
+			inspect: `ONCEGATE_BACKEND=sql ONCEGATE_SQL_DSN="$ONCEGATE_SQL_DSN"`}, nil
 	}
 	if addr := getenv("ONCEGATE_REDIS_ADDR"); addr != "" {
-		return []string{"ONCEGATE_BACKEND=redis", "ONCEGATE_REDIS_ADDR=" + addr}, "redis " + addr, func() {}, nil
+		return store{env: []string{"ONCEGATE_BACKEND=redis", "ONCEGATE_REDIS_ADDR=" + addr},
+			name: "redis", inspect: `ONCEGATE_BACKEND=redis ONCEGATE_REDIS_ADDR="$ONCEGATE_REDIS_ADDR"`}, nil
 	}
 	dir, err := os.MkdirTemp("", "oncegate-demo-")
 	if err != nil {
-		return nil, "", nil, err
+		return store{}, err
 	}
 	file := filepath.Join(dir, "records.db")
-	return []string{"ONCEGATE_BACKEND=sql", "ONCEGATE_SQL_DSN=sqlite:" + file}, "sqlite " + file,
-		func() { _ = os.RemoveAll(dir) }, nil
+	return store{env: []string{"ONCEGATE_BACKEND=sql", "ONCEGATE_SQL_DSN=sqlite:" + file}, name: "sqlite " + file,
+		inspect: "ONCEGATE_BACKEND=sql ONCEGATE_SQL_DSN=sqlite:" + file, dir: dir}, nil
 }
 
 // Run runs the demo and returns its report. The error is non-nil when the run
-// could not be made or an order was duplicated or lost.
+// could not be made, was interrupted (ErrInterrupted: ctx ended), timed out, or
+// its verdict failed (an order held twice, lost, or repeated without a kill to
+// explain it, or a worker crashed).
 func Run(ctx context.Context, o Options) (Report, error) {
 	if err := o.defaults(); err != nil {
 		return Report{}, err
 	}
-	ctx, cancel := context.WithTimeout(ctx, o.Timeout)
+	parent := ctx
+	ctx, cancel := context.WithTimeoutCause(ctx, o.Timeout, errTimedOut)
 	defer cancel()
-	benv, bname, cleanup, err := backendEnv(o.Getenv)
+	st, err := openStore(o.Getenv)
 	if err != nil {
 		return Report{}, err
 	}
-	defer cleanup()
-	r := &run{o: o, plan: Plan(), backendName: bname, log: slog.New(slog.NewTextHandler(io.Discard, nil))}
-	if err := r.setUp(ctx, benv); err != nil {
-		r.tearDown()
-		return Report{}, err
+	r := &run{o: o, plan: Plan(), store: st, log: slog.New(slog.NewTextHandler(io.Discard, nil))}
+	rep, err := r.runAll(ctx)
+	if parent.Err() != nil {
+		err = ErrInterrupted
 	}
-	defer r.tearDown()
-	rep, err := r.execute(ctx)
-	rep.print(o.Out)
+	keep := o.Keep || err != nil || !rep.OK()
+	r.closing(rep, err, keep)
+	if !keep && st.dir != "" {
+		_ = os.RemoveAll(st.dir)
+	} else {
+		rep.StoreDir = st.dir
+	}
 	if err == nil && !rep.OK() {
-		err = errors.New("demo: some orders were duplicated or lost")
+		err = errors.New("demo: the verdict failed (see the report)")
 	}
 	return rep, err
+}
+
+// runAll sets up, executes and tears down, and prints the report unless the
+// run was interrupted.
+func (r *run) runAll(ctx context.Context) (Report, error) {
+	defer r.tearDown()
+	if err := r.setUp(ctx, r.store.env); err != nil {
+		return Report{}, err
+	}
+	rep, err := r.execute(ctx)
+	if !errors.Is(err, context.Canceled) {
+		rep.print(r.o.Out)
+	}
+	return rep, err
+}
+
+// closing prints how the run ended and, when the store is kept, how to
+// inspect it.
+func (r *run) closing(rep Report, err error, keep bool) {
+	w := r.o.Out
+	if errors.Is(err, ErrInterrupted) {
+		fmt.Fprintf(w, "interrupted: no verdict (namespace %s)\n", r.o.Namespace)
+	}
+	if !keep {
+		return
+	}
+	key := "PO-00001"
+	if err == nil && len(rep.Problems) > 0 && rep.Problems[0].Order != "" {
+		key = rep.Problems[0].Order
+	}
+	fmt.Fprintf(w, "store kept; inspect an order's record with:\n  %s ONCEGATE_NAMESPACE=%s %s inspect %s\n",
+		r.store.inspect, r.o.Namespace, r.o.CLI, key)
+	if r.store.dir != "" {
+		fmt.Fprintf(w, "remove it with: rm -r %s\n", r.store.dir)
+	}
 }

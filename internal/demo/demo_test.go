@@ -3,11 +3,13 @@ package demo_test
 import (
 	"context"
 	"fmt"
+	"math/rand/v2"
 	"os"
 	"os/signal"
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 
 	"github.com/oncegate/oncegate/internal/demo"
 	"github.com/oncegate/oncegate/internal/worker"
@@ -28,30 +30,115 @@ func TestMain(m *testing.M) {
 	os.Exit(m.Run())
 }
 
-func TestDemoSmallRunIsExactlyOnce(t *testing.T) {
+// runDemo runs the demo with this test binary as the worker, on the embedded
+// SQLite default, and logs its output.
+func runDemo(t *testing.T, o demo.Options, workerEnv ...string) (demo.Report, string, error) {
+	t.Helper()
 	exe, err := os.Executable()
 	if err != nil {
 		t.Fatal(err)
 	}
 	var out strings.Builder
-	rep, err := demo.Run(context.Background(), demo.Options{
-		Orders: 60, Seed: 7, Out: &out,
-		WorkerCommand: []string{exe, "-test.run=^$"},
-		WorkerEnv:     []string{"ONCEGATE_DEMO_TEST_WORKER=1"},
-		Getenv:        func(string) string { return "" }, // the embedded default: SQLite
-	})
+	o.Out = &out
+	o.WorkerCommand = []string{exe, "-test.run=^$"}
+	o.WorkerEnv = append([]string{"ONCEGATE_DEMO_TEST_WORKER=1"}, workerEnv...)
+	o.Getenv = func(string) string { return "" }
+	rep, err := demo.Run(context.Background(), o)
 	t.Log(out.String())
+	if rep.StoreDir != "" {
+		t.Cleanup(func() { _ = os.RemoveAll(rep.StoreDir) })
+	}
+	return rep, out.String(), err
+}
+
+// checkExactlyOnce checks a run that must pass: every order held once, the
+// poison order dead-lettered, one kill.
+func checkExactlyOnce(t *testing.T, rep demo.Report, out string, err error, orders int) {
+	t.Helper()
 	if err != nil {
 		t.Fatalf("demo: %v", err)
 	}
-	if !rep.OK() || rep.SupplierOrders != rep.DistinctOrders || rep.DistinctOrders != 59 {
-		t.Fatalf("report = %+v; want 59 distinct orders, each exactly once", rep)
+	if !rep.OK() || rep.SupplierOrders != orders-1 || rep.DistinctOrders != orders-1 || rep.HeldMoreThanOnce != 0 || rep.UnexplainedRepeats != 0 {
+		t.Fatalf("report = %+v; want %d distinct orders, each held once, no unexplained repeat", rep, orders-1)
 	}
 	if rep.DeadLettered != 1 || rep.Kills != 1 || rep.Duplicates == 0 || rep.Published <= rep.DistinctOrders {
 		t.Fatalf("report = %+v; want the poison order dead-lettered, one kill, and duplicates skipped", rep)
 	}
-	if !strings.Contains(out.String(), "OK: every distinct order reached the supplier exactly once") {
-		t.Fatal("the report does not state the verdict")
+	if !strings.Contains(out, "OK: every distinct order reached the supplier exactly once") ||
+		!strings.Contains(out, "namespace "+rep.Namespace) || !strings.HasPrefix(rep.Namespace, "demo-") {
+		t.Fatal("the report does not state the verdict and the run's fresh namespace")
+	}
+}
+
+func TestDemoSmallRunIsExactlyOnce(t *testing.T) {
+	rep, out, err := runDemo(t, demo.Options{Orders: 60, Seed: 7})
+	checkExactlyOnce(t, rep, out, err, 60)
+}
+
+// TestDemoDefault runs what the README's first command runs: 300 orders with
+// the default seed, then with a random one (logged, so a failure can be
+// replayed with --seed).
+func TestDemoDefault(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: the default demo takes about 20 s per seed")
+	}
+	for _, seed := range []uint64{1, rand.Uint64N(1 << 32)} {
+		t.Run(fmt.Sprint("seed=", seed), func(t *testing.T) {
+			rep, out, err := runDemo(t, demo.Options{Seed: seed})
+			checkExactlyOnce(t, rep, out, err, 300)
+		})
+	}
+}
+
+// TestDemoFailsWithDoubleRunningWorker runs the demo with workers that skip the
+// claim (ONCEGATE_DISABLED=1: every delivery runs unguarded), so republished
+// and redelivered orders really run twice: the verdict must fail and name the
+// repeated orders, though the idempotent supplier holds each order once.
+func TestDemoFailsWithDoubleRunningWorker(t *testing.T) {
+	rep, out, err := runDemo(t, demo.Options{Orders: 60, Seed: 7, NoKill: true, Keep: true}, "ONCEGATE_DISABLED=1")
+	if err == nil || rep.OK() {
+		t.Fatalf("a double-running worker passed the demo: %+v", rep)
+	}
+	if rep.UnexplainedRepeats == 0 || len(rep.Problems) == 0 {
+		t.Fatalf("report = %+v; want unexplained repeats, each named", rep)
+	}
+	if !strings.Contains(out, "problem: "+rep.Problems[0].Order+" called the supplier again") || !strings.Contains(out, "FAILED") {
+		t.Fatalf("the output does not name the repeated order %s", rep.Problems[0].Order)
+	}
+	if !strings.Contains(out, "ONCEGATE_NAMESPACE="+rep.Namespace+" oncegate inspect "+rep.Problems[0].Order) {
+		t.Fatal("a failed run does not print the command that inspects the failed order")
+	}
+}
+
+// TestDemoInterrupted cancels the run as Ctrl-C does: it says "interrupted",
+// gives no verdict and keeps the store.
+func TestDemoInterrupted(t *testing.T) {
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	var out syncBuilder
+	out.onWrite = func(s string) {
+		if strings.Contains(s, "acked") {
+			cancel()
+		}
+	}
+	rep, err := demo.Run(ctx, demo.Options{Orders: 60, Seed: 7, Out: &out, WorkerCommand: []string{exe, "-test.run=^$"},
+		WorkerEnv: []string{"ONCEGATE_DEMO_TEST_WORKER=1"}, Getenv: func(string) string { return "" }, Timeout: 2 * time.Minute})
+	t.Log(out.String())
+	if rep.StoreDir != "" {
+		t.Cleanup(func() { _ = os.RemoveAll(rep.StoreDir) })
+	}
+	if err != demo.ErrInterrupted {
+		t.Fatalf("err = %v, want demo.ErrInterrupted", err)
+	}
+	s := out.String()
+	if !strings.Contains(s, "interrupted: no verdict") || strings.Contains(s, "FAILED") || strings.Contains(s, "timed out") {
+		t.Fatal("an interrupted run must say so, without a verdict or a timeout")
+	}
+	if !strings.Contains(s, "store kept") {
+		t.Fatal("an interrupted run must keep the store")
 	}
 }
 
@@ -61,7 +148,9 @@ func TestReportOK(t *testing.T) {
 		want bool
 	}{
 		{demo.Report{DistinctOrders: 3, SupplierOrders: 3}, true},
-		{demo.Report{DistinctOrders: 3, SupplierOrders: 3, SupplierDuplicates: 1}, false},
+		{demo.Report{DistinctOrders: 3, SupplierOrders: 3, Repeats: 1, ExplainedRepeats: 1}, true},
+		{demo.Report{DistinctOrders: 3, SupplierOrders: 3, HeldMoreThanOnce: 1}, false},
+		{demo.Report{DistinctOrders: 3, SupplierOrders: 3, Repeats: 1, UnexplainedRepeats: 1}, false},
 		{demo.Report{DistinctOrders: 3, SupplierOrders: 2, Missing: 1}, false},
 		{demo.Report{DistinctOrders: 3, SupplierOrders: 4}, false},
 		{demo.Report{DistinctOrders: 3, SupplierOrders: 3, Crashed: 1}, false},

@@ -3,22 +3,30 @@ package demo
 import (
 	"context"
 	"fmt"
+	"sort"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
 )
 
+// message is one published message and the order it carries.
+type message struct {
+	id string
+	o  order
+}
+
 // execute publishes the orders, injects the trouble and waits until every
 // message is acked or dead-lettered.
 func (r *run) execute(ctx context.Context) (Report, error) {
 	orders := makeOrders(r.o.Orders, r.o.Seed, int(r.plan.AckDeadline/time.Millisecond)+2000)
-	fmt.Fprintf(r.o.Out, "oncegate demo: %d orders, %d workers, backend %s\n", len(orders), r.o.Workers, r.backendName)
+	fmt.Fprintf(r.o.Out, "oncegate demo: %d orders, %d workers, backend %s, namespace %s\n", len(orders), r.o.Workers, r.store.name, r.o.Namespace)
 	fmt.Fprintf(r.o.Out, "plan: lease %s renewed every %s, work deadline %s, ack deadline %s, backoff %s–%s, max delivery attempts %d\n",
 		r.plan.Lease, r.plan.Heartbeat, r.plan.WorkDeadline, r.plan.AckDeadline, r.plan.MinBackoff, r.plan.MaxBackoff, r.plan.MaxDeliveryAttempts)
 
 	var mu sync.Mutex
 	redeliver := map[string]order{}
-	var ids []string
+	var msgs []message
 	r.onAck = func(id string) {
 		mu.Lock()
 		o, ok := redeliver[id]
@@ -28,13 +36,9 @@ func (r *run) execute(ctx context.Context) (Report, error) {
 			r.push(ctx, int(r.next.Add(1)), id, o)
 		}
 	}
-	expect := map[string]bool{}
 	start := time.Now()
 	var killed atomic.Bool
 	for i, o := range orders {
-		if !o.body.Poison {
-			expect["demo:"+o.body.Order] = true
-		}
 		copies := 1
 		if o.republish {
 			copies = 2
@@ -42,10 +46,10 @@ func (r *run) execute(ctx context.Context) (Report, error) {
 		for range copies {
 			id, err := r.ps.Publish(ctx, r.topo.Topic, o.data(), map[string]string{"order_id": o.body.Order})
 			if err != nil {
-				return Report{}, err
+				return r.report(start, msgs, nil, orders), fmt.Errorf("demo: publish %s: %w", o.body.Order, context.Cause(ctx))
 			}
 			mu.Lock()
-			ids = append(ids, id)
+			msgs = append(msgs, message{id: id, o: o})
 			if o.redeliver {
 				redeliver[id] = o
 			}
@@ -62,32 +66,69 @@ func (r *run) execute(ctx context.Context) (Report, error) {
 
 	tick := time.NewTicker(2 * time.Second)
 	defer tick.Stop()
-	var dead int
+	dead := map[string]bool{}
 	for {
-		dl, err := r.ps.DrainDeadLetters(ctx, r.topo)
-		if err == nil {
-			dead += len(dl)
-		}
-		acked := 0
-		for _, id := range ids {
-			if _, ok := r.acked.Load(id); ok {
-				acked++
+		if dl, err := r.ps.DrainDeadLetters(ctx, r.topo); err == nil {
+			for _, m := range dl {
+				dead[m.GetMessageId()] = true
 			}
 		}
-		if acked+dead >= len(ids) {
+		waiting := r.unsettled(msgs, dead)
+		if len(waiting) == 0 {
 			break
 		}
 		select {
 		case <-ctx.Done():
-			fmt.Fprintf(r.o.Out, "timed out with %d of %d messages acked, %d dead-lettered\n", acked, len(ids), dead)
-			return r.report(start, ids, dead, expect), fmt.Errorf("demo: %w", ctx.Err())
+			if context.Cause(ctx) != errTimedOut {
+				return r.report(start, msgs, dead, orders), context.Canceled
+			}
+			fmt.Fprintf(r.o.Out, "timed out after %s, still waiting for %s\n", r.o.Timeout, r.describe(waiting))
+			return r.report(start, msgs, dead, orders), fmt.Errorf("%w after %s waiting for %d messages", errTimedOut, r.o.Timeout, len(waiting))
 		case <-tick.C:
 			s := r.supplier.Report()
-			fmt.Fprintf(r.o.Out, "  %5.1fs  acked %d/%d  dead-lettered %d  supplier orders %d\n",
-				time.Since(start).Seconds(), acked, len(ids), dead, s.Orders)
+			fmt.Fprintf(r.o.Out, "  %5.1fs  acked %d/%d  dead-lettered %d  supplier orders %d  waiting for %s\n",
+				time.Since(start).Seconds(), len(msgs)-len(waiting)-len(dead), len(msgs), len(dead), s.Orders, r.describe(waiting))
 		case <-time.After(200 * time.Millisecond):
 		}
 	}
 	r.inflight.Wait()
-	return r.report(start, ids, dead, expect), nil
+	return r.report(start, msgs, dead, orders), nil
+}
+
+// unsettled returns the messages neither acked nor dead-lettered.
+func (r *run) unsettled(msgs []message, dead map[string]bool) []message {
+	var out []message
+	for _, m := range msgs {
+		if _, ok := r.acked.Load(m.id); !ok && !dead[m.id] {
+			out = append(out, m)
+		}
+	}
+	return out
+}
+
+// describe says what the unsettled messages wait for: the poison order's
+// attempt n of N before it is dead-lettered, slow orders, orders that fail
+// before they succeed, and how many are simply in flight.
+func (r *run) describe(waiting []message) string {
+	var parts []string
+	inFlight := 0
+	for _, m := range waiting {
+		switch o := m.o.body; {
+		case o.Poison:
+			parts = append(parts, fmt.Sprintf("poison %s (attempt %d of %d, then dead-lettered)", o.Order, r.attempt(m.id), r.plan.MaxDeliveryAttempts))
+		case o.SlowMS > 0:
+			parts = append(parts, fmt.Sprintf("slow %s (its first call outlasts the %s work deadline)", o.Order, r.plan.WorkDeadline))
+		case o.FailTimes > 0 && len(waiting) <= 5:
+			parts = append(parts, fmt.Sprintf("%s (the supplier fails its first %d calls; attempt %d)", o.Order, o.FailTimes, r.attempt(m.id)))
+		case len(waiting) <= 5:
+			parts = append(parts, fmt.Sprintf("%s (attempt %d)", o.Order, r.attempt(m.id)))
+		default:
+			inFlight++
+		}
+	}
+	sort.Strings(parts)
+	if inFlight > 0 {
+		parts = append(parts, fmt.Sprintf("%d more in flight", inFlight))
+	}
+	return fmt.Sprintf("%d: %s", len(waiting), strings.Join(parts, ", "))
 }

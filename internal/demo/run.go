@@ -9,6 +9,7 @@ import (
 	"net/http/httptest"
 	"net/http/httputil"
 	"net/url"
+	"strconv"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -16,6 +17,7 @@ import (
 	"cloud.google.com/go/pubsub/v2/apiv1/pubsubpb"
 	"google.golang.org/protobuf/types/known/timestamppb"
 
+	"github.com/oncegate/oncegate/internal/crashwindow"
 	"github.com/oncegate/oncegate/internal/localpubsub"
 	"github.com/oncegate/oncegate/internal/pushbridge"
 	"github.com/oncegate/oncegate/internal/supplier"
@@ -25,10 +27,10 @@ import (
 
 // run is one demo run's moving parts.
 type run struct {
-	o           Options
-	plan        sizing.Plan
-	backendName string
-	log         *slog.Logger
+	o     Options
+	plan  sizing.Plan
+	store store
+	log   *slog.Logger
 
 	ps       *localpubsub.Fake
 	topo     localpubsub.Topology
@@ -42,20 +44,51 @@ type run struct {
 
 	outcomes sync.Map // outcome → *atomic.Int64, from the workers' log lines
 	acked    sync.Map // message id → true
+	attempts sync.Map // message id → *atomic.Int64: the highest delivery attempt the bridge made
 	injected atomic.Int64
-	kills    atomic.Int64
 	inflight sync.WaitGroup
 	next     atomic.Uint64
 	onAck    func(id string)
+
+	mu    sync.Mutex
+	lines []crashwindow.Line // the workers' delivery lines
+	kills []crashwindow.Kill
 }
 
-func (r *run) countOutcome(line map[string]any) {
-	o, ok := line["outcome"].(string)
-	if !ok {
-		return
+// lineSink returns the workerproc line callback of worker i: it counts
+// outcomes and keeps each delivery line for the accounting.
+func (r *run) lineSink(i int) func(map[string]any) {
+	return func(line map[string]any) {
+		o, ok := line["outcome"].(string)
+		if !ok {
+			return
+		}
+		c, _ := r.outcomes.LoadOrStore(o, new(atomic.Int64))
+		c.(*atomic.Int64).Add(1)
+		l := crashwindow.Line{Worker: i, Outcome: o}
+		l.Key, _ = line["key"].(string)
+		if s, ok := line["time"].(string); ok {
+			l.Time, _ = time.Parse(time.RFC3339Nano, s)
+		}
+		r.mu.Lock()
+		r.lines = append(r.lines, l)
+		r.mu.Unlock()
 	}
-	c, _ := r.outcomes.LoadOrStore(o, new(atomic.Int64))
-	c.(*atomic.Int64).Add(1)
+}
+
+// history returns the workers' lines and the kills so far.
+func (r *run) history() ([]crashwindow.Line, []crashwindow.Kill) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return append([]crashwindow.Line(nil), r.lines...), append([]crashwindow.Kill(nil), r.kills...)
+}
+
+// attempt returns the highest delivery attempt the bridge made of a message.
+func (r *run) attempt(id string) int64 {
+	if c, ok := r.attempts.Load(id); ok {
+		return c.(*atomic.Int64).Load()
+	}
+	return 0
 }
 
 func (r *run) outcome(name string) int64 {
@@ -74,16 +107,18 @@ func (r *run) setUp(ctx context.Context, backendEnv []string) error {
 	if err := r.ps.Create(ctx, r.topo, r.plan); err != nil {
 		return err
 	}
-	r.supplier = supplier.New()
+	r.supplier = supplier.NewIdempotent()
 	r.supSrv = httptest.NewServer(r.supplier)
-	env := append([]string{"SUPPLIER_URL=" + r.supSrv.URL, "ONCEGATE_NAMESPACE=demo", "ONCEGATE_KEY_ATTRIBUTE=order_id",
-		"ONCEGATE_LOG_FORMAT=json", "GOOGLE_CLOUD_PROJECT=oncegate-demo"}, backendEnv...)
+	env := append([]string{"ONCEGATE_NAMESPACE=" + r.o.Namespace, "ONCEGATE_KEY_ATTRIBUTE=order_id",
+		"GOOGLE_CLOUD_PROJECT=oncegate-demo"}, backendEnv...)
 	for k, v := range r.plan.Env() {
 		env = append(env, k+"="+v)
 	}
 	env = append(env, r.o.WorkerEnv...)
 	for i := range r.o.Workers {
-		p, err := workerproc.Start(ctx, r.o.WorkerCommand, env, r.countOutcome)
+		// Each worker's supplier URL names it, so every call is traced to a worker.
+		wenv := append([]string{"SUPPLIER_URL=" + r.supSrv.URL + "/w/" + strconv.Itoa(i)}, env...)
+		p, err := workerproc.Start(ctx, r.o.WorkerCommand, wenv, r.lineSink(i))
 		if err != nil {
 			return fmt.Errorf("demo: worker %d: %w", i+1, err)
 		}
@@ -93,6 +128,12 @@ func (r *run) setUp(ctx context.Context, backendEnv []string) error {
 	r.bridge, err = pushbridge.New(ctx, r.ps.Client.SubscriptionAdminClient, pushbridge.Options{
 		Subscription: r.topo.Subscription, Endpoint: r.lb.URL, Concurrency: 8, Logger: r.log,
 		OnDelivery: func(d pushbridge.Delivery) {
+			c, _ := r.attempts.LoadOrStore(d.MessageID, new(atomic.Int64))
+			for a := c.(*atomic.Int64); ; {
+				if old := a.Load(); int64(d.Attempt) <= old || a.CompareAndSwap(old, int64(d.Attempt)) {
+					break
+				}
+			}
 			if d.Acked {
 				r.acked.Store(d.MessageID, true)
 				if r.onAck != nil {
@@ -164,11 +205,16 @@ func (r *run) push(ctx context.Context, worker int, id string, o order) {
 }
 
 // killOne kills a worker with SIGKILL while it holds orders and restarts it.
+// The kill is recorded once the process is gone, so every call it cut started
+// before the recorded time.
 func (r *run) killOne(ctx context.Context) {
-	w := r.workers[len(r.workers)-1]
+	i := len(r.workers) - 1
+	w := r.workers[i]
 	w.Kill()
-	r.kills.Add(1)
-	fmt.Fprintf(r.o.Out, "  killed worker %d with SIGKILL; restarting it\n", len(r.workers))
+	r.mu.Lock()
+	r.kills = append(r.kills, crashwindow.Kill{Worker: i, At: time.Now()})
+	r.mu.Unlock()
+	fmt.Fprintf(r.o.Out, "  killed worker %d with SIGKILL; restarting it (orders it was calling the supplier for may repeat: the call→done window)\n", i+1)
 	time.Sleep(500 * time.Millisecond)
 	if err := w.Restart(ctx); err != nil {
 		fmt.Fprintf(r.o.Out, "  restart failed: %v\n", err)

@@ -1,0 +1,129 @@
+// Package crashwindow explains repeated supplier calls the way
+// docs/RELIABILITY.md's crash storm does. The gateway runs a key's body again
+// only when the first run's worker died inside the window between the supplier
+// call and the done record (docs/design.md, "keying the sink"), so every call
+// beyond one per key must be matched by a kill of the calling worker inside that
+// window. Account does the matching; a repeat it cannot match is a bug (the
+// gateway ran the body twice with no crash to excuse it).
+package crashwindow
+
+import (
+	"sort"
+	"time"
+)
+
+// BodyOutcomes are the outcomes a worker logs only after the body ran: the call
+// that body made is finished, one way or the other, so the window is closed.
+var BodyOutcomes = map[string]bool{"ran": true, "body-failed": true, "not-recorded": true, "fenced-out": true, "permanent": true}
+
+// Call is one supplier call: which worker made it, for which key, and when it
+// started.
+type Call struct {
+	Worker int
+	Key    string
+	Start  time.Time
+}
+
+// Line is one delivery line a worker logged: its outcome for a key, and when.
+type Line struct {
+	Worker  int
+	Key     string
+	Outcome string
+	Time    time.Time
+}
+
+// Kill is one SIGKILL sent to a worker.
+type Kill struct {
+	Worker int
+	At     time.Time
+}
+
+// Accounting explains the calls beyond one per key.
+type Accounting struct {
+	// Calls counts the calls; Keys the distinct keys called; Extra the calls
+	// beyond one per key.
+	Calls, Keys, Extra int
+	// Cut counts calls whose worker was killed after the call started and
+	// before it logged a body outcome for the key: calls inside the window
+	// between the supplier call and the done record. Explained is the extra
+	// calls they account for, Unexplained the rest (must be 0).
+	Cut, Explained, Unexplained int
+	// KillsInWindow counts the kills that cut at least one call.
+	KillsInWindow int
+	// UnexplainedKeys lists the keys with unexplained calls, sorted (at most
+	// MaxKeys).
+	UnexplainedKeys []string
+}
+
+// MaxKeys bounds Accounting.UnexplainedKeys.
+const MaxKeys = 10
+
+// Account classifies every call: a call is cut when its worker was killed at
+// or after the call started with no body outcome logged by that worker for the
+// key in between. Per key, calls − 1 must not exceed the cut calls. A kill
+// between the done record and the worker's log line also counts as cutting
+// the call, which can only add cut calls to a key that has no extra ones; it
+// never hides an extra call.
+func Account(calls []Call, lines []Line, kills []Kill) Accounting {
+	type wk struct {
+		worker int
+		key    string
+	}
+	done := map[wk][]time.Time{}
+	for _, l := range lines {
+		if BodyOutcomes[l.Outcome] {
+			done[wk{l.Worker, l.Key}] = append(done[wk{l.Worker, l.Key}], l.Time)
+		}
+	}
+	killsOf := map[int][]Kill{}
+	for _, k := range kills {
+		killsOf[k.Worker] = append(killsOf[k.Worker], k)
+	}
+	var a Accounting
+	perKey := map[string]struct{ calls, cut int }{}
+	usedKill := map[Kill]bool{}
+	for _, c := range calls {
+		a.Calls++
+		pk := perKey[c.Key]
+		pk.calls++
+		if k, ok := cutBy(c, killsOf[c.Worker], done[wk{c.Worker, c.Key}]); ok {
+			pk.cut++
+			a.Cut++
+			usedKill[k] = true
+		}
+		perKey[c.Key] = pk
+	}
+	var unexplained []string
+	for key, pk := range perKey {
+		a.Keys++
+		extra := pk.calls - 1
+		a.Extra += extra
+		explained := min(extra, pk.cut)
+		a.Explained += explained
+		if extra > explained {
+			a.Unexplained += extra - explained
+			unexplained = append(unexplained, key)
+		}
+	}
+	sort.Strings(unexplained)
+	a.UnexplainedKeys = unexplained[:min(len(unexplained), MaxKeys)]
+	a.KillsInWindow = len(usedKill)
+	return a
+}
+
+// cutBy returns the first kill of the call's worker at or after the call
+// started, if the worker logged no body outcome for the key between the two.
+func cutBy(c Call, kills []Kill, doneAt []time.Time) (Kill, bool) {
+	for _, k := range kills {
+		if k.At.Before(c.Start) {
+			continue
+		}
+		for _, d := range doneAt {
+			if !d.Before(c.Start) && d.Before(k.At) {
+				return Kill{}, false
+			}
+		}
+		return k, true
+	}
+	return Kill{}, false
+}

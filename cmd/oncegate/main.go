@@ -30,6 +30,6 @@ func newRoot() *cobra.Command {
 		SilenceErrors: true,
 	}
 	root.AddCommand(newSizingCmd(), newBridgeCmd(), newDemoCmd(), newWorkerCmd(),
-		newInspectCmd(), newUnresolvedCmd(), newResolveCmd(), newAdvanceFenceCmd(), newPurgeCmd())
+		newInspectCmd(), newUnresolvedCmd(), newResolveCmd(), newAdvanceFenceCmd(), newPurgeCmd(), newTTLCmd())
 	return root
 }

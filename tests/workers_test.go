@@ -22,7 +22,7 @@ func (w *world) startWorkers(o worldOptions, benv []string) {
 		w.t.Fatal(err)
 	}
 	env := append([]string{envWorker + "=1", "ONCEGATE_NAMESPACE=" + testenv.UniqueName(w.t, "e2e"),
-		"ONCEGATE_MODE=" + o.Mode, "ONCEGATE_KEY_ATTRIBUTE=" + o.KeyAttribute, "GOOGLE_CLOUD_PROJECT=oncegate-e2e",
+		"ONCEGATE_MODE=" + o.Mode, "ONCEGATE_KEY_ATTRIBUTE=" + o.KeyAttribute, "GOOGLE_CLOUD_PROJECT=oncegate-e2e", "ONCEGATE_OIDC_DISABLED=1",
 		"GORACE=halt_on_error=1 log_path=" + filepath.Join(w.raceDir, "race")}, benv...)
 	for k, v := range o.Plan.Env() {
 		env = append(env, k+"="+v)

@@ -16,7 +16,7 @@ import (
 // withBackend opens the backend the ONCEGATE_* environment names, checks that it
 // has capability T (what says which, for the error) and calls fn with both.
 func withBackend[T any](ctx context.Context, what string, fn func(cfg *gateenv.Config, b T) error) error {
-	cfg, err := gateenv.New(ctx, &gateenv.Options{Getenv: os.Getenv})
+	cfg, err := gateenv.New(ctx, &gateenv.Options{Getenv: os.Getenv, NoPush: true})
 	if err != nil {
 		return fmt.Errorf("configure from the environment: %w", err)
 	}

@@ -24,7 +24,7 @@ func TestOnMessageRunsOncePerEvent(t *testing.T) {
 	defer supplier.Close()
 	for k, v := range map[string]string{
 		"ONCEGATE_BACKEND": "memory", "ONCEGATE_NAMESPACE": "fn", "ONCEGATE_LEASE": "60s",
-		"ONCEGATE_HEARTBEAT": "20s", "ONCEGATE_WORK_DEADLINE": "30s", "SUPPLIER_URL": supplier.URL,
+		"ONCEGATE_HEARTBEAT": "20s", "ONCEGATE_WORK_DEADLINE": "30s", "SUPPLIER_URL": supplier.URL, "ONCEGATE_OIDC_DISABLED": "1",
 	} {
 		t.Setenv(k, v)
 	}

@@ -110,7 +110,7 @@ func (r *run) setUp(ctx context.Context, backendEnv []string) error {
 	r.supplier = supplier.NewIdempotent()
 	r.supSrv = httptest.NewServer(r.supplier)
 	env := append([]string{"ONCEGATE_NAMESPACE=" + r.o.Namespace, "ONCEGATE_KEY_ATTRIBUTE=order_id",
-		"GOOGLE_CLOUD_PROJECT=oncegate-demo"}, backendEnv...)
+		"GOOGLE_CLOUD_PROJECT=oncegate-demo", "ONCEGATE_OIDC_DISABLED=1"}, backendEnv...)
 	for k, v := range r.plan.Env() {
 		env = append(env, k+"="+v)
 	}

@@ -36,6 +36,13 @@ type Options struct {
 	// Logger goes into the gate options and receives one info line describing
 	// the configuration. Default slog.Default().
 	Logger *slog.Logger
+	// OIDCValidator checks push tokens' signatures. Nil means an
+	// *idtoken.Validator over Google's published certificates; tests pass one
+	// over a local key set.
+	OIDCValidator push.TokenValidator
+	// NoPush says the program serves no push requests (an admin tool): the OIDC
+	// variables are neither read nor required.
+	NoPush bool
 }
 
 // Config is the runtime the environment describes.
@@ -50,15 +57,22 @@ type Config struct {
 	Plan sizing.Plan
 	// Disabled is ONCEGATE_DISABLED=1: the adapters run every delivery unguarded.
 	Disabled bool
-	close    func() error
+	// OIDC verifies every push's token before any claim
+	// (ONCEGATE_OIDC_AUDIENCE, ONCEGATE_OIDC_SERVICE_ACCOUNT); nil only with
+	// ONCEGATE_OIDC_DISABLED=1 or Options.NoPush.
+	OIDC  *push.OIDCConfig
+	close func() error
 }
 
 // New reads the environment, validates it and opens the backend. It returns an
 // error naming each missing or malformed variable with its accepted form (they
 // unwrap to *sizing.EnvError), one matching sizing.ErrUnsafePlan when the plan
-// is unsafe, or the backend's error when it cannot be opened. With
-// ONCEGATE_DISABLED=1 only ONCEGATE_NAMESPACE is read (optional then) and no
-// backend is opened. Call Close when done.
+// is unsafe, or the backend's error when it cannot be opened. Push token
+// verification is required: ONCEGATE_OIDC_AUDIENCE and
+// ONCEGATE_OIDC_SERVICE_ACCOUNT, or ONCEGATE_OIDC_DISABLED=1 for a local run
+// (not read with Options.NoPush). With ONCEGATE_DISABLED=1 only those and
+// ONCEGATE_NAMESPACE (optional then) are read and no backend is opened. Call
+// Close when done.
 func New(ctx context.Context, opts *Options) (*Config, error) {
 	var o Options
 	if opts != nil {
@@ -83,11 +97,17 @@ func New(ctx context.Context, opts *Options) (*Config, error) {
 	if err != nil {
 		errs = append(errs, err)
 	}
+	var oidc *push.OIDCConfig
+	if !o.NoPush {
+		var oerrs []error
+		oidc, oerrs = parseOIDC(get, o.OIDCValidator)
+		errs = append(errs, oerrs...)
+	}
 	if disabled {
 		if len(errs) > 0 {
 			return nil, joinEnv(errs)
 		}
-		return &Config{BackendName: "memory", Backend: memgate.New(nil), Disabled: true,
+		return &Config{BackendName: "memory", Backend: memgate.New(nil), Disabled: true, OIDC: oidc,
 			Gate: gate.Options{Namespace: ns, Logger: o.Logger}}, nil
 	}
 	name := get(EnvBackend)
@@ -113,13 +133,13 @@ func New(ctx context.Context, opts *Options) (*Config, error) {
 	if closeFn == nil {
 		closeFn = func() error { return nil }
 	}
-	c := &Config{BackendName: name, Backend: b, Plan: plan, close: closeFn, Gate: gate.Options{
+	c := &Config{BackendName: name, Backend: b, Plan: plan, close: closeFn, OIDC: oidc, Gate: gate.Options{
 		Namespace: ns, Lease: plan.Lease, TTL: plan.TTL, Heartbeat: plan.Heartbeat,
 		WorkDeadline: plan.WorkDeadline, Logger: o.Logger,
 	}}
 	o.Logger.Info("oncegate: configured from the environment", "backend", name, "namespace", ns,
 		"lease", plan.Lease, "ttl", plan.TTL, "heartbeat", plan.Heartbeat, "work_deadline", plan.WorkDeadline,
-		"max_delivery_attempts", plan.MaxDeliveryAttempts)
+		"max_delivery_attempts", plan.MaxDeliveryAttempts, "oidc_verified", oidc != nil)
 	return c, nil
 }
 
@@ -130,10 +150,11 @@ func (c *Config) NewGate() (*gate.Gate, error) {
 }
 
 // PushOptions returns the push handler options the environment implies
-// (Disabled and Logger); set Mode, KeyFunc and the rest on the result. For the
-// CloudEvent adapter, copy Disabled and Logger into cloudevent.Options.
+// (Disabled, OIDC and Logger); set Mode, KeyFunc and the rest on the result.
+// For the CloudEvent adapter, copy Disabled, OIDC and Logger into
+// cloudevent.Options.
 func (c *Config) PushOptions() *push.Options {
-	return &push.Options{Disabled: c.Disabled, Logger: c.Gate.Logger}
+	return &push.Options{Disabled: c.Disabled, OIDC: c.OIDC, Logger: c.Gate.Logger}
 }
 
 // Close releases the backend's client or pool. It is safe to call more than

@@ -41,7 +41,7 @@ var valid = env{
 	"ONCEGATE_BACKEND": "fake", "ONCEGATE_NAMESPACE": "orders",
 	"ONCEGATE_LEASE": "60s", "ONCEGATE_HEARTBEAT": "20s", "ONCEGATE_WORK_DEADLINE": "5m",
 	"ONCEGATE_TTL": "2h", "ONCEGATE_MIN_BACKOFF": "10s", "ONCEGATE_MAX_BACKOFF": "600s",
-	"ONCEGATE_ACK_DEADLINE": "300s", "ONCEGATE_REQUEST_TIMEOUT": "300s",
+	"ONCEGATE_ACK_DEADLINE": "300s", "ONCEGATE_REQUEST_TIMEOUT": "300s", "ONCEGATE_OIDC_DISABLED": "1",
 }
 
 // fakeOpener counts opens and closes and never needs a server.
@@ -155,7 +155,7 @@ func TestUnsafePlanMatches(t *testing.T) {
 }
 
 func TestDisabled(t *testing.T) {
-	c, f, err := load(t, env{"ONCEGATE_DISABLED": "1"})
+	c, f, err := load(t, env{"ONCEGATE_DISABLED": "1", "ONCEGATE_OIDC_DISABLED": "1"})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -18,7 +18,7 @@ import (
 // every delivery runs, nothing is claimed, one warning is logged.
 func TestDisabledThroughPush(t *testing.T) {
 	var logs bytes.Buffer
-	c, _, err := load(t, env{"ONCEGATE_DISABLED": "1", "ONCEGATE_NAMESPACE": "orders"})
+	c, _, err := load(t, env{"ONCEGATE_DISABLED": "1", "ONCEGATE_NAMESPACE": "orders", "ONCEGATE_OIDC_DISABLED": "1"})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -14,6 +14,9 @@
 //	ONCEGATE_DATASTORE_DATABASE   datastore: the database id (empty: the default database)
 //	ONCEGATE_DATASTORE_KIND       datastore: the entity kind (empty: datastoregate.DefaultKind)
 //	ONCEGATE_DISABLED             1 makes the adapters a logged pass-through (handler unit tests only)
+//	ONCEGATE_OIDC_AUDIENCE        the push token's audience (required unless ONCEGATE_OIDC_DISABLED=1)
+//	ONCEGATE_OIDC_SERVICE_ACCOUNT the push subscription's service account (required likewise)
+//	ONCEGATE_OIDC_DISABLED        1 serves pushes without verifying tokens (local runs only)
 //
 // New reads them once, re-checks the sizing plan with the sizing package (the
 // same validation the components ran at preview time, so a plan that drifted is

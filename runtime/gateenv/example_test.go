@@ -19,6 +19,9 @@ func Example() {
 	vars := map[string]string{
 		"ONCEGATE_BACKEND": "memory", "ONCEGATE_NAMESPACE": "orders",
 		"ONCEGATE_LEASE": "60s", "ONCEGATE_HEARTBEAT": "20s", "ONCEGATE_WORK_DEADLINE": "5m",
+		// A local run: nothing signs the pushes. In production the components set
+		// ONCEGATE_OIDC_AUDIENCE and ONCEGATE_OIDC_SERVICE_ACCOUNT instead.
+		"ONCEGATE_OIDC_DISABLED": "1",
 	}
 	quiet := slog.New(slog.DiscardHandler)
 	cfg, err := gateenv.New(context.Background(), &gateenv.Options{Getenv: func(k string) string { return vars[k] }, Logger: quiet})
@@ -44,7 +47,7 @@ func Example() {
 // A malformed variable stops start-up with one line naming it and its form.
 func Example_malformed() {
 	vars := map[string]string{"ONCEGATE_BACKEND": "memory", "ONCEGATE_NAMESPACE": "orders",
-		"ONCEGATE_LEASE": "60", "ONCEGATE_WORK_DEADLINE": "30s"}
+		"ONCEGATE_LEASE": "60", "ONCEGATE_WORK_DEADLINE": "30s", "ONCEGATE_OIDC_DISABLED": "1"}
 	_, err := gateenv.New(context.Background(), &gateenv.Options{Getenv: func(k string) string { return vars[k] }})
 	fmt.Println(err)
 	// Output: gateenv: ONCEGATE_LEASE="60" is malformed; want a Go duration such as 60s, 1m30s or 15m

@@ -37,6 +37,7 @@ func FuzzNewEnvironment(f *testing.F) {
 			gateenv.EnvBackend: backend, gateenv.EnvNamespace: ns, gateenv.EnvDisabled: disabled,
 			"ONCEGATE_LEASE": lease, "ONCEGATE_TTL": ttl, "ONCEGATE_HEARTBEAT": heartbeat, "ONCEGATE_WORK_DEADLINE": work,
 			gateenv.EnvRedisAddr: redisAddr, gateenv.EnvSQLDSN: dsn, gateenv.EnvProject: "p",
+			gateenv.EnvOIDCDisabled: "1",
 		}
 		reg := gateenv.Backends()
 		reg["datastore"] = func(context.Context, func(string) string) (gate.Backend, func() error, error) {

@@ -123,7 +123,7 @@ func namespaceRefused(name string) bool {
 // gateenvNamespace loads a memory backend with ONCEGATE_NAMESPACE=name.
 func gateenvNamespace(ctx context.Context, name string) error {
 	env := map[string]string{"ONCEGATE_BACKEND": "memory", "ONCEGATE_NAMESPACE": name,
-		"ONCEGATE_LEASE": "60s", "ONCEGATE_WORK_DEADLINE": "30s"}
+		"ONCEGATE_LEASE": "60s", "ONCEGATE_WORK_DEADLINE": "30s", "ONCEGATE_OIDC_DISABLED": "1"}
 	c, err := gateenv.New(ctx, &gateenv.Options{Getenv: func(k string) string { return env[k] }, Logger: quietLog})
 	if err == nil {
 		_ = c.Close()

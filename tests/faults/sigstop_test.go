@@ -125,7 +125,7 @@ func frozenHolder(t *testing.T, backend string, benv []string) {
 		t.Fatal(err)
 	}
 	ns := testenv.UniqueName(t, "zombie")
-	env := append([]string{envZombie + "=1", "ONCEGATE_NAMESPACE=" + ns, "SUPPLIER_URL=" + supSrv.URL,
+	env := append([]string{envZombie + "=1", "ONCEGATE_NAMESPACE=" + ns, "ONCEGATE_OIDC_DISABLED=1", "SUPPLIER_URL=" + supSrv.URL,
 		envHoldURL + "=" + hold.URL, envSinkDSN + "=" + sinkDSN, envSinkTable + "=" + ft.sink.Table(),
 		envEffects + "=" + ft.effects}, benv...)
 	for k, v := range zombiePlan.Env() {

@@ -1,0 +1,102 @@
+package worker_test
+
+import (
+	"context"
+	"encoding/base64"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync/atomic"
+	"testing"
+
+	"github.com/oncegate/oncegate/internal/oidctest"
+	"github.com/oncegate/oncegate/internal/worker"
+	"github.com/oncegate/oncegate/runtime/gateenv"
+	"github.com/oncegate/oncegate/runtime/memgate"
+)
+
+const (
+	audience = "https://worker.example.run.app/"
+	account  = "push@example-project.iam.gserviceaccount.com"
+)
+
+var quiet = slog.New(slog.DiscardHandler)
+
+// supplierCounter is a supplier that counts the calls reaching it.
+func supplierCounter(t *testing.T) (*httptest.Server, *atomic.Int64) {
+	var calls atomic.Int64
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		calls.Add(1)
+		w.WriteHeader(http.StatusNoContent)
+	}))
+	t.Cleanup(srv.Close)
+	return srv, &calls
+}
+
+// TestWorkerVerifiesOIDC configures the reference worker the way Cloud Run does
+// (gateenv with ONCEGATE_OIDC_AUDIENCE and ONCEGATE_OIDC_SERVICE_ACCOUNT) and
+// sends pushes without a valid token: each is answered 401 or 403 with no
+// record written and no supplier call. A valid token, sent last, runs.
+func TestWorkerVerifiesOIDC(t *testing.T) {
+	ks := oidctest.New(t)
+	vars := map[string]string{"ONCEGATE_BACKEND": "memory", "ONCEGATE_NAMESPACE": "orders", "ONCEGATE_LEASE": "60s", "ONCEGATE_WORK_DEADLINE": "30s",
+		gateenv.EnvOIDCAudience: audience, gateenv.EnvOIDCServiceAccount: account}
+	cfg, err := gateenv.New(context.Background(), &gateenv.Options{Getenv: func(k string) string { return vars[k] },
+		Logger: quiet, OIDCValidator: ks.Validator(t)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cfg.Close()
+	g, err := cfg.NewGate()
+	if err != nil {
+		t.Fatal(err)
+	}
+	sup, calls := supplierCounter(t)
+	h, err := worker.Handler(g, worker.Config{SupplierURL: sup.URL}, cfg.PushOptions())
+	if err != nil {
+		t.Fatal(err)
+	}
+	store := cfg.Backend.(*memgate.Store)
+	wrongAccount := oidctest.PushClaims(audience, "attacker@evil.example")
+	for _, tc := range []struct {
+		name, auth string
+		status     int
+	}{
+		{"no header", "", http.StatusUnauthorized},
+		{"bearer garbage", "Bearer garbage", http.StatusUnauthorized},
+		{"alg none", "Bearer " + oidctest.JWT(t, "none", ks.KID, nil, nil, oidctest.PushClaims(audience, account)), http.StatusUnauthorized},
+		{"basic", "Basic " + base64.StdEncoding.EncodeToString([]byte(account+":x")), http.StatusUnauthorized},
+		{"another account", "Bearer " + ks.Sign(t, wrongAccount), http.StatusForbidden},
+		{"valid", "Bearer " + ks.Sign(t, oidctest.PushClaims(audience, account)), http.StatusNoContent},
+	} {
+		req := httptest.NewRequest(http.MethodPost, "/", strings.NewReader(`{"message":{"messageId":"m-1","data":"e30="}}`))
+		if tc.auth != "" {
+			req.Header.Set("Authorization", tc.auth)
+		}
+		rec := httptest.NewRecorder()
+		h.ServeHTTP(rec, req)
+		if rec.Code != tc.status {
+			t.Fatalf("%s: status %d, want %d", tc.name, rec.Code, tc.status)
+		}
+		if tc.status != http.StatusNoContent && (store.Len() != 0 || calls.Load() != 0) {
+			t.Fatalf("%s: %d records, %d supplier calls; want none", tc.name, store.Len(), calls.Load())
+		}
+	}
+	if store.Len() != 1 || calls.Load() != 1 {
+		t.Errorf("valid token: %d records, %d supplier calls; want 1 and 1", store.Len(), calls.Load())
+	}
+}
+
+// TestMainRefusesUnverifiedPushes checks the worker does not start without the
+// OIDC settings or the explicit local opt-out.
+func TestMainRefusesUnverifiedPushes(t *testing.T) {
+	sup, _ := supplierCounter(t)
+	vars := map[string]string{"ONCEGATE_BACKEND": "memory", "ONCEGATE_NAMESPACE": "orders", "ONCEGATE_LEASE": "60s", "ONCEGATE_WORK_DEADLINE": "30s",
+		worker.EnvSupplierURL: sup.URL, worker.EnvPort: "0"}
+	err := worker.Main(context.Background(), func(k string) string { return vars[k] }, io.Discard)
+	if err == nil || !strings.Contains(err.Error(), gateenv.EnvOIDCAudience) || !strings.Contains(err.Error(), gateenv.EnvOIDCDisabled) {
+		t.Fatalf("Main = %v, want an error naming %s and %s", err, gateenv.EnvOIDCAudience, gateenv.EnvOIDCDisabled)
+	}
+}

@@ -1,0 +1,53 @@
+package gateenv_test
+
+import (
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/oncegate/oncegate/runtime/gateenv"
+	"github.com/oncegate/oncegate/sizing"
+)
+
+// TestOIDCRequired checks token verification is on unless explicitly disabled:
+// a missing, partial, malformed or contradictory setting refuses to start,
+// naming the variable.
+func TestOIDCRequired(t *testing.T) {
+	const aud, sa = "https://worker.example.run.app/", "push@example-project.iam.gserviceaccount.com"
+	base := valid.with(gateenv.EnvOIDCDisabled, "")
+	for _, tc := range []struct {
+		name    string
+		e       env
+		wantVar string // "" means it must start
+	}{
+		{"none", base, gateenv.EnvOIDCAudience},
+		{"disabled only while disabled gate", env{"ONCEGATE_DISABLED": "1"}, gateenv.EnvOIDCAudience},
+		{"audience only", base.with(gateenv.EnvOIDCAudience, aud), gateenv.EnvOIDCServiceAccount},
+		{"account only", base.with(gateenv.EnvOIDCServiceAccount, sa), gateenv.EnvOIDCAudience},
+		{"account not an email", base.with(gateenv.EnvOIDCAudience, aud, gateenv.EnvOIDCServiceAccount, "push"), gateenv.EnvOIDCServiceAccount},
+		{"account with a display name", base.with(gateenv.EnvOIDCAudience, aud, gateenv.EnvOIDCServiceAccount, "P <"+sa+">"), gateenv.EnvOIDCServiceAccount},
+		{"opt-out malformed", base.with(gateenv.EnvOIDCDisabled, "yes please"), gateenv.EnvOIDCDisabled},
+		{"opt-out and settings", base.with(gateenv.EnvOIDCDisabled, "1", gateenv.EnvOIDCAudience, aud), gateenv.EnvOIDCDisabled},
+		{"opt-out 0 is not an opt-out", base.with(gateenv.EnvOIDCDisabled, "0"), gateenv.EnvOIDCAudience},
+		{"both set", base.with(gateenv.EnvOIDCAudience, aud, gateenv.EnvOIDCServiceAccount, sa), ""},
+		{"opt-out", base.with(gateenv.EnvOIDCDisabled, "1"), ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c, _, err := load(t, tc.e)
+			if tc.wantVar == "" {
+				if err != nil {
+					t.Fatal(err)
+				}
+				want := tc.e[gateenv.EnvOIDCAudience] != ""
+				if got := c.PushOptions().OIDC; (got != nil) != want || want && (got.Audience != aud || got.ServiceAccountEmail != sa) {
+					t.Errorf("PushOptions().OIDC = %+v, want set %v", got, want)
+				}
+				return
+			}
+			var ee *sizing.EnvError
+			if !errors.As(err, &ee) || !strings.Contains(err.Error(), tc.wantVar) || strings.Contains(err.Error(), "\n") {
+				t.Fatalf("err = %v, want one line naming %s", err, tc.wantVar)
+			}
+		})
+	}
+}

@@ -72,15 +72,25 @@ func newFrontEnd(w *world) *frontEnd {
 	return &frontEnd{w: w, client: &http.Client{Transport: tr}, crashed: map[string]int{}}
 }
 
-func (fe *frontEnd) ServeHTTP(rw http.ResponseWriter, r *http.Request) {
+// readPush reads a push request's body and what the front end routes by;
+// the pushInfo is zero when the body is not a push envelope.
+func readPush(r *http.Request) (pushInfo, []byte, error) {
 	body, err := io.ReadAll(r.Body)
 	if err != nil {
-		rw.WriteHeader(http.StatusBadRequest)
-		return
+		return pushInfo{}, nil, err
 	}
 	var p pushInfo
 	if m, err := push.ParseEnvelope(body); err == nil {
 		p = pushInfo{MessageID: m.MessageID, Attempt: m.DeliveryAttempt, Attributes: m.Attributes, Subscription: m.Subscription}
+	}
+	return p, body, nil
+}
+
+func (fe *frontEnd) ServeHTTP(rw http.ResponseWriter, r *http.Request) {
+	p, body, err := readPush(r)
+	if err != nil {
+		rw.WriteHeader(http.StatusBadRequest)
+		return
 	}
 	status := fe.serve(r.Context(), p, body)
 	if fe.w.pubsub == pubsubEmulator {

@@ -3,15 +3,20 @@ package e2e_test
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"io"
 	"net/http"
 	"sync"
 	"sync/atomic"
 	"syscall"
+	"testing"
 	"time"
 
+	"cloud.google.com/go/pubsub/v2/apiv1/pubsubpb"
+
 	"github.com/oncegate/oncegate/internal/pushbridge"
+	"github.com/oncegate/oncegate/internal/supplier"
 	"github.com/oncegate/oncegate/runtime/push"
 )
 
@@ -201,4 +206,48 @@ func (fe *frontEnd) crashedMax() (most, total int) {
 		most, total = max(most, n), total+n
 	}
 	return most, total
+}
+
+// TestFrontEndHoldsWhileNoWorkerIsReady: a push that arrives while every
+// worker is down (killed, restarting) waits for one to be ready and is
+// processed, as Cloud Run holds a request while it starts an instance; it is
+// not refused, which would spend one of the message's delivery attempts on a
+// restart (see tests/doc.go, "Deliveries lost to instance restarts").
+func TestFrontEndHoldsWhileNoWorkerIsReady(t *testing.T) {
+	t.Parallel()
+	b := allBackends[len(allBackends)-1] // SQLite: needs no server
+	w := newWorld(t, b, worldOptions{Workers: 2, KeyAttribute: "order_id"})
+	for i := range w.procs {
+		w.killWorker(i)
+	}
+	const down = 700 * time.Millisecond
+	w.restarts.Go(func() {
+		time.Sleep(down)
+		for i := range w.procs {
+			if err := w.restartWorker(i); err != nil {
+				t.Error(err)
+			}
+		}
+	})
+	data, err := json.Marshal(supplier.Order{Order: "PO-HELD"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, err := pushbridge.Envelope(&pubsubpb.PubsubMessage{MessageId: "held-1", Data: data,
+		Attributes: map[string]string{"order_id": "PO-HELD"}}, w.topo.Subscription, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	start := time.Now()
+	resp, err := http.Post(w.feSrv.URL+"/", "application/json", bytes.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if waited := time.Since(start); !pushbridge.Acks(resp.StatusCode) || waited < down-100*time.Millisecond {
+		t.Fatalf("push while no worker was ready: status %d after %s; want it held until a worker was back (%s) and acked", resp.StatusCode, waited, down)
+	}
+	if got := w.rec.sup.Report().Orders; got != 1 {
+		t.Errorf("supplier orders %d, want 1", got)
+	}
 }

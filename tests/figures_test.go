@@ -20,10 +20,10 @@ type figures struct {
 func (w *world) figures() figures {
 	w.mu.Lock()
 	f := figures{Messages: len(w.published), DeadLetters: len(w.deadLetters)}
-	w.mu.Unlock()
-	for _, b := range w.bridges {
-		f.Deliveries += int(b.Stats().Deliveries)
+	for _, ds := range w.deliveries {
+		f.Deliveries += len(ds)
 	}
+	w.mu.Unlock()
 	oc := w.book.outcomes()
 	f.Ran, f.Duplicates, f.InProgress, f.BodyFailed = oc["ran"], oc["duplicate"], oc["in-progress"], oc["body-failed"]
 	f.Bodies = len(w.rec.Calls())

@@ -3,6 +3,7 @@ package e2e_test
 import (
 	"errors"
 	"net/http"
+	"strconv"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -11,17 +12,23 @@ import (
 	"github.com/oncegate/oncegate/sizing"
 )
 
-// sizingProofPlan is an unrenewed 10 s lease with a 1 s backoff: a holder
-// that dies right after claiming keeps the key for 10 s, so W = 10 s and the
-// plan needs ⌈10 s / 1 s⌉ + 1 + margin 2 = 13 delivery attempts. The maximum
-// backoff equals the minimum, so the bridge's redelivery delays are exactly
-// the conservative model's.
+// sizingProofPlan is an unrenewed 20 s lease with a 1 s backoff: a holder
+// that dies right after claiming keeps the key for 20 s, so W = 20 s and the
+// plan needs ⌈20 s / 1 s⌉ + 1 + margin 2 = 23 delivery attempts. The maximum
+// backoff equals the minimum, so the conservative model's delays are the
+// retry policy's. The emulator waits longer than the policy (about 1 s before
+// the first redelivery, about 3 s before each later one: see tests/doc.go),
+// so Pub/Sub's minimum of 5 attempts spans about 10 s there, well inside the
+// 20 s lease: the control dead-letters however the machine's load stretches
+// those gaps, short of doubling them.
 func sizingProofPlan() sizing.Plan {
-	return sizing.Plan{Lease: 10 * time.Second, WorkDeadline: 4 * time.Second, AckDeadline: 10 * time.Second,
+	return sizing.Plan{Lease: 20 * time.Second, WorkDeadline: 4 * time.Second, AckDeadline: 10 * time.Second,
 		MinBackoff: time.Second, MaxBackoff: time.Second, TTL: 30 * time.Minute, ShutdownGrace: 2 * time.Second}.WithDefaults()
 }
 
-// TestSizingProof: a worker is killed with SIGKILL right after it claimed the
+// TestSizingProof, on the Pub/Sub emulator with the push subscription the
+// components deploy (ack deadline, retry policy and dead-letter policy from
+// the plan): a worker is killed with SIGKILL right after it claimed the
 // message's key (inside its body, before its supplier call commits). With the
 // plan's max delivery attempts — what the components would deploy — the
 // message waits out the lease through nacks, is not dead-lettered, and is
@@ -30,7 +37,8 @@ func sizingProofPlan() sizing.Plan {
 // Pub/Sub's minimum of 5 attempts (a plan the sizing check refuses): the
 // message is dead-lettered while the dead holder's lease is still live and
 // the order never reaches the supplier, so the sizing is what makes the
-// difference.
+// difference. The emulator does the redelivering and the dead-lettering: no
+// project code counts attempts or decides when to give up.
 func TestSizingProof(t *testing.T) {
 	plan := sizingProofPlan()
 	if err := plan.Validate(); err != nil {
@@ -43,6 +51,10 @@ func TestSizingProof(t *testing.T) {
 	}
 	t.Logf("plan: lease %s unrenewed, backoff %s, W %s, max delivery attempts %d; control: %d",
 		plan.Lease, plan.MinBackoff, plan.Wait(), plan.MaxDeliveryAttempts, under.MaxDeliveryAttempts)
+	t.Run(pubsubEmulator, func(t *testing.T) { sizingProof(t, plan, under) })
+}
+
+func sizingProof(t *testing.T, plan, under sizing.Plan) {
 	eachBackend(t, 7, func(t *testing.T, b backend) {
 		for _, tc := range []struct {
 			name     string
@@ -58,7 +70,7 @@ func TestSizingProof(t *testing.T) {
 
 func sizingRun(t *testing.T, b backend, plan sizing.Plan, attempts int, wantDead bool) {
 	var crashed atomic.Bool
-	w := newWorld(t, b, worldOptions{Plan: plan, SubscriptionAttempts: attempts, KeyAttribute: "order_id"}, func(w *world) {
+	w := newWorld(t, b, worldOptions{Plan: plan, SubscriptionAttempts: attempts, KeyAttribute: "order_id", PubSub: pubsubEmulator}, func(w *world) {
 		w.rec.hook = func(c call) (int, bool) {
 			if c.Worker < 0 || !crashed.CompareAndSwap(false, true) {
 				return 0, false
@@ -77,8 +89,12 @@ func sizingRun(t *testing.T, b backend, plan sizing.Plan, attempts int, wantDead
 		t.Fatalf("no holder was killed; calls %+v", calls)
 	}
 	if wantDead {
-		if w.deadLettered(id) == nil || len(ds) != attempts {
-			t.Errorf("want the message dead-lettered after %d deliveries; got %d deliveries, dead-lettered %v", attempts, len(ds), w.deadLettered(id) != nil)
+		dl := w.deadLettered(id)
+		if dl == nil || len(ds) != attempts {
+			t.Fatalf("want the message dead-lettered after %d deliveries; got %d deliveries, dead-lettered %v", attempts, len(ds), dl != nil)
+		}
+		if got := dl.GetAttributes()[attrDeadLetterCount]; got != strconv.Itoa(attempts) {
+			t.Errorf("the dead letter says %s=%q; want %d", attrDeadLetterCount, got, attempts)
 		}
 		if f.SupplierOrders != 0 || len(calls) != 1 {
 			t.Errorf("want no order at the supplier, only the killed holder's call; calls %+v", calls)

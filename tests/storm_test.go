@@ -17,7 +17,12 @@ const (
 	stormOrders      = 2000 // the issue's full storm
 	stormOrdersOther = 300  // the other backends by default
 	stormOrdersShort = 200  // under -short
-	stormWorkers     = 4
+	// stormOrdersEmulator is the storm on the Pub/Sub emulator by default, on
+	// every backend: its two push loops deliver one message at a time each,
+	// about 40 a second here, so the full storm takes a minute per backend
+	// (ONCEGATE_E2E_FULL=1).
+	stormOrdersEmulator = 300
+	stormWorkers        = 4
 	// stormSupplierTime is how long each supplier call takes, like a real API
 	// call: it gives a kill room to land between a call and its done record.
 	stormSupplierTime = 25 * time.Millisecond
@@ -27,6 +32,8 @@ const (
 
 // stormResult is one storm's figures, for the log and docs/RELIABILITY.md.
 type stormResult struct {
+	// PubSub is pubsubFake or pubsubEmulator.
+	PubSub                                      string
 	Backend                                     string
 	Seed                                        uint64
 	Orders, Messages, Republished, LostAcks     int
@@ -39,8 +46,13 @@ type stormResult struct {
 	SupplierRepeats int
 	// WantLostAcks is how many acks the front end was to lose.
 	WantLostAcks int
-	Acc          accounting
-	Duration     time.Duration
+	// CrashedPushes counts pushes answered 502 because their worker died
+	// while it had them; CrashedMost is the most of them one message took,
+	// and MostDeliveries the most deliveries one message took, against the
+	// subscription's MaxDeliveryAttempts.
+	CrashedPushes, CrashedMost, MostDeliveries, MaxDeliveryAttempts int
+	Acc                                                             accounting
+	Duration                                                        time.Duration
 }
 
 // TestCrashStorm: 4 workers, 2,000 orders, a quarter of them delivered twice —
@@ -59,20 +71,26 @@ func TestCrashStorm(t *testing.T) {
 		mu      sync.Mutex
 		results []stormResult
 	)
-	for _, b := range backendsFor(t, 5) {
-		n := stormOrders
-		switch {
-		case testing.Short():
-			n = stormOrdersShort
-		case !full && b.name != stormDefaultBackend:
-			n = stormOrdersOther
-		}
-		t.Run(b.name, func(t *testing.T) {
-			r := runStorm(t, b, stormOptions{Orders: n, Seed: seed})
-			checkStorm(t, r)
-			mu.Lock()
-			results = append(results, r)
-			mu.Unlock()
+	for _, ps := range []string{pubsubFake, pubsubEmulator} {
+		t.Run(ps, func(t *testing.T) {
+			for _, b := range backendsFor(t, 5) {
+				n := stormOrders
+				switch {
+				case testing.Short():
+					n = stormOrdersShort
+				case ps == pubsubEmulator && !full:
+					n = stormOrdersEmulator
+				case !full && b.name != stormDefaultBackend:
+					n = stormOrdersOther
+				}
+				t.Run(b.name, func(t *testing.T) {
+					r := runStorm(t, b, stormOptions{Orders: n, Seed: seed, PubSub: ps})
+					checkStorm(t, r)
+					mu.Lock()
+					results = append(results, r)
+					mu.Unlock()
+				})
+			}
 		})
 	}
 	// The control: the same storm, smaller and without kills, with the gateway
@@ -115,6 +133,9 @@ type stormOptions struct {
 	NoKills bool
 	// Env is added to the workers' environment.
 	Env []string
+	// PubSub is the world's Pub/Sub; the storm on the emulator runs without
+	// a retry policy (see tests/doc.go).
+	PubSub string
 }
 
 // runStorm runs one storm on b and returns its figures and accounting.
@@ -130,7 +151,8 @@ func runStorm(t *testing.T, b backend, o stormOptions) stormResult {
 		loseAck[orderID(i)] = true
 	}
 	var lost sync.Map // message id → its ack was lost once
-	w := newWorld(t, b, worldOptions{Workers: stormWorkers, KeyAttribute: "order_id", Concurrency: 16, Env: o.Env}, func(w *world) {
+	w := newWorld(t, b, worldOptions{Workers: stormWorkers, KeyAttribute: "order_id", Concurrency: 16, Env: o.Env,
+		PubSub: o.PubSub, NoRetryPolicy: o.PubSub == pubsubEmulator}, func(w *world) {
 		w.rec.hold = stormSupplierTime
 		w.fe.route = func(p pushInfo) route {
 			if _, done := lost.Load(p.MessageID); !done && loseAck[p.Attributes["order_id"]] {
@@ -159,7 +181,7 @@ func runStorm(t *testing.T, b backend, o stormOptions) stormResult {
 	f := w.logFigures()
 
 	rep := w.rec.sup.Report()
-	r := stormResult{Backend: b.name, Seed: o.Seed, Orders: n, Messages: f.Messages, Republished: len(republish),
+	r := stormResult{PubSub: w.pubsub, Backend: b.name, Seed: o.Seed, Orders: n, Messages: f.Messages, Republished: len(republish),
 		LostAcks: f.LostAcks, Deliveries: f.Deliveries, Ran: f.Ran, Duplicates: f.Duplicates, InProgress: f.InProgress,
 		SupplierOrders: rep.Orders, SupplierRepeats: rep.Duplicates, StaleFences: rep.StaleFences, Kills: f.Kills, DeadLetters: f.DeadLetters,
 		WantLostAcks: len(loseAck), Duration: time.Since(start)}
@@ -174,6 +196,8 @@ func runStorm(t *testing.T, b backend, o stormOptions) stormResult {
 		}
 	}
 	r.Acc = account(calls, w.book.Lines(), w.book.Kills())
+	r.CrashedMost, r.CrashedPushes = w.fe.crashedMax()
+	r.MostDeliveries, r.MaxDeliveryAttempts = w.mostDeliveries(), w.plan.MaxDeliveryAttempts
 	t.Log(r.String())
 	return r
 }
@@ -222,15 +246,17 @@ func killLoop(w *world, rng *rand.Rand, stop <-chan struct{}) {
 
 func (r stormResult) String() string {
 	a := r.Acc
-	return fmt.Sprintf(`crash storm on %s (seed %d, %s):
+	return fmt.Sprintf(`crash storm on %s, %s (seed %d, %s):
   orders %d; messages published %d (%d orders republished); acks lost on purpose %d
   deliveries %d; bodies run to the end %d; duplicates skipped %d; in-progress nacks %d
   workers killed with SIGKILL %d
   supplier: orders %d, lost %d, raw calls %d (repeats it accepted %d), stale fences refused %d; dead letters %d
   raw calls beyond one per order %d: explained by a kill inside the call→done window %d, unexplained %d
-  calls cut by a kill %d, by %d of the %d kills`,
-		r.Backend, r.Seed, r.Duration.Round(100*time.Millisecond), r.Orders, r.Messages, r.Republished, r.LostAcks,
+  calls cut by a kill %d, by %d of the %d kills
+  pushes lost to a crash (502) %d, at most %d for one message; most deliveries of one message %d of %d allowed`,
+		r.PubSub, r.Backend, r.Seed, r.Duration.Round(100*time.Millisecond), r.Orders, r.Messages, r.Republished, r.LostAcks,
 		r.Deliveries, r.Ran, r.Duplicates, r.InProgress, r.Kills,
 		r.SupplierOrders, r.Missing, a.Calls, r.SupplierRepeats, r.StaleFences, r.DeadLetters,
-		a.Extra, a.Explained, a.Unexplained, a.Cut, a.KillsInWindow, r.Kills)
+		a.Extra, a.Explained, a.Unexplained, a.Cut, a.KillsInWindow, r.Kills,
+		r.CrashedPushes, r.CrashedMost, r.MostDeliveries, r.MaxDeliveryAttempts)
 }

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http/httptest"
+	"strconv"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -46,12 +47,21 @@ type worldOptions struct {
 	Concurrency int
 	// Env is added to every worker's environment, after the rest.
 	Env []string
+	// PubSub is pubsubFake (the default: pstest and the push bridge) or
+	// pubsubEmulator (Google's emulator pushing to the front end).
+	PubSub string
+	// NoRetryPolicy leaves the retry policy off the emulator's push
+	// subscription (see tests/doc.go). The fake always has one.
+	NoRetryPolicy bool
 }
 
 // world is one scenario's moving parts on one backend.
 type world struct {
 	t       *testing.T
 	backend string
+	// pubsub is the world's Pub/Sub (worldOptions.PubSub).
+	pubsub  string
+	pushing bool // the emulator's push subscription exists
 	plan    sizing.Plan
 	ctx     context.Context
 	cancel  context.CancelFunc
@@ -76,10 +86,14 @@ type world struct {
 	// suite runs with -race.
 	raceDir string
 
-	mu          sync.Mutex
-	published   []string
-	deliveries  map[string][]pushbridge.Delivery // message id → every delivery, all subscriptions
-	acked       map[string]map[string]int        // subscription → message id → acking attempt
+	mu         sync.Mutex
+	published  []string
+	bySeq      map[string]string                // attrPublished → message id
+	deliveries map[string][]pushbridge.Delivery // message id → every delivery, all subscriptions
+	// pushCount counts the emulator's pushes per subscription and message id:
+	// it sends no deliveryAttempt, so the front end numbers them.
+	pushCount   map[string]map[string]int
+	acked       map[string]map[string]int // subscription → message id → acking attempt
 	deadLetters map[string]*pubsubpb.PubsubMessage
 }
 
@@ -92,15 +106,41 @@ func newWorld(t *testing.T, b backend, o worldOptions, hooks ...func(w *world)) 
 	o = o.withDefaults()
 	benv := b.env(t) // before the world's cleanup: a Datastore fake outlives the workers
 	ctx, cancel := context.WithCancel(context.Background())
-	w := &world{t: t, backend: b.name, plan: o.Plan, ctx: ctx, cancel: cancel, book: newLogBook(),
+	w := &world{t: t, backend: b.name, pubsub: o.PubSub, plan: o.Plan, ctx: ctx, cancel: cancel, book: newLogBook(),
 		deliveries: map[string][]pushbridge.Delivery{}, acked: map[string]map[string]int{},
-		deadLetters: map[string]*pubsubpb.PubsubMessage{}}
+		deadLetters: map[string]*pubsubpb.PubsubMessage{}, pushCount: map[string]map[string]int{}, bySeq: map[string]string{}}
 	w.raceDir = t.TempDir() // before close is registered, so it outlives close
 	t.Cleanup(w.close)
 	w.rec = newRecorder()
 	w.supSrv = httptest.NewServer(w.rec)
+	if o.PubSub == pubsubEmulator {
+		if o.Subscriptions > 1 {
+			t.Fatal("worldOptions.Subscriptions > 1 is not wired for the emulator")
+		}
+		w.startEmulatorWorld()
+	} else {
+		w.startFake(o)
+	}
+	w.startWorkers(o, benv)
+	w.fe = newFrontEnd(w)
+	w.feSrv = httptest.NewServer(w.fe)
+	for _, h := range hooks {
+		h(w)
+	}
+	if o.PubSub == pubsubEmulator {
+		w.startPush(o)
+	} else {
+		w.startBridges(o.Concurrency)
+	}
+	return w
+}
+
+// startFake starts pstest with the topology, one subscription per
+// o.Subscriptions.
+func (w *world) startFake(o worldOptions) {
+	t := w.t
 	var err error
-	if w.ps, err = localpubsub.Start(ctx, "oncegate-e2e"); err != nil {
+	if w.ps, err = localpubsub.Start(w.ctx, "oncegate-e2e"); err != nil {
 		t.Fatal(err)
 	}
 	w.topo = w.ps.Names("orders")
@@ -108,7 +148,7 @@ func newWorld(t *testing.T, b backend, o worldOptions, hooks ...func(w *world)) 
 	if o.SubscriptionAttempts > 0 {
 		subPlan.MaxDeliveryAttempts = o.SubscriptionAttempts
 	}
-	if err := w.ps.Create(ctx, w.topo, subPlan); err != nil {
+	if err := w.ps.Create(w.ctx, w.topo, subPlan); err != nil {
 		t.Fatal(err)
 	}
 	w.subs = []string{w.topo.Subscription}
@@ -119,14 +159,6 @@ func newWorld(t *testing.T, b backend, o worldOptions, hooks ...func(w *world)) 
 		}
 		w.subs = append(w.subs, name)
 	}
-	w.startWorkers(o, benv)
-	w.fe = newFrontEnd(w)
-	w.feSrv = httptest.NewServer(w.fe)
-	for _, h := range hooks {
-		h(w)
-	}
-	w.startBridges(o.Concurrency)
-	return w
 }
 
 func (o worldOptions) withDefaults() worldOptions {
@@ -142,6 +174,9 @@ func (o worldOptions) withDefaults() worldOptions {
 	}
 	if o.Concurrency <= 0 {
 		o.Concurrency = 8
+	}
+	if o.PubSub == "" {
+		o.PubSub = pubsubFake
 	}
 	return o
 }
@@ -187,12 +222,32 @@ func (w *world) observe(sub string, d pushbridge.Delivery) {
 	}
 }
 
+// observePush records a push the emulator made, numbering its attempts, as
+// the bridge's OnDelivery does for the fake.
+func (w *world) observePush(p pushInfo, status int) {
+	sub := p.Subscription
+	if sub == "" {
+		sub = w.topo.Subscription
+	}
+	w.mu.Lock()
+	if w.pushCount[sub] == nil {
+		w.pushCount[sub] = map[string]int{}
+	}
+	w.pushCount[sub][p.MessageID]++
+	n := w.pushCount[sub][p.MessageID]
+	w.mu.Unlock()
+	w.observe(sub, pushbridge.Delivery{MessageID: p.MessageID, Attempt: n, Status: status, Acked: emulatorAcks(status)})
+}
+
 // close stops the bridges, waits for detached pushes, stops the workers
 // (SIGTERM) and closes the servers.
 func (w *world) close() {
 	if w.brStop != nil {
 		w.brStop()
 		w.brDone.Wait()
+	}
+	if w.pushing {
+		w.stopPush()
 	}
 	if w.fe != nil {
 		w.fe.bg.Wait()
@@ -211,7 +266,11 @@ func (w *world) close() {
 		w.feSrv.Close()
 	}
 	w.supSrv.Close()
-	if w.ps != nil {
+	switch {
+	case w.ps == nil:
+	case w.ps.Server == nil: // the emulator: it outlives the world
+		_ = w.ps.Client.Close()
+	default:
 		_ = w.ps.Close()
 	}
 }
@@ -224,7 +283,11 @@ func (w *world) publish(o supplier.Order) string {
 	if err != nil {
 		w.t.Fatal(err)
 	}
-	attrs := map[string]string{"order_id": o.Order}
+	w.mu.Lock()
+	seq := strconv.Itoa(len(w.published))
+	w.published = append(w.published, "")
+	w.mu.Unlock()
+	attrs := map[string]string{"order_id": o.Order, attrPublished: seq}
 	if o.Entity != "" {
 		attrs["entity"] = o.Entity
 	}
@@ -233,10 +296,17 @@ func (w *world) publish(o supplier.Order) string {
 		w.t.Fatal(err)
 	}
 	w.mu.Lock()
-	w.published = append(w.published, id)
+	w.published[len(w.published)-1] = id
+	w.bySeq[seq] = id
 	w.mu.Unlock()
 	return id
 }
+
+// attrPublished numbers the suite's messages in the order published. A dead
+// letter is a new message on the dead-letter topic: the emulator gives it a
+// new message id (pstest keeps the source's), so the suite finds the source
+// by this attribute, which Pub/Sub copies.
+const attrPublished = "e2e_seq"
 
 // settled reports how many published messages are acked on every
 // subscription or dead-lettered.
@@ -271,7 +341,12 @@ func (w *world) drainDeadLetters() {
 	}
 	w.mu.Lock()
 	for _, m := range ms {
-		w.deadLetters[m.GetMessageId()] = m
+		id, ok := w.bySeq[m.GetAttributes()[attrPublished]]
+		if !ok {
+			w.t.Errorf("a dead letter %s names no message this world published (attributes %v)", m.GetMessageId(), m.GetAttributes())
+			continue
+		}
+		w.deadLetters[id] = m
 	}
 	w.mu.Unlock()
 }
@@ -307,6 +382,17 @@ func (w *world) deliveriesOf(id string) []pushbridge.Delivery {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	return append([]pushbridge.Delivery(nil), w.deliveries[id]...)
+}
+
+// mostDeliveries returns the most deliveries one message had.
+func (w *world) mostDeliveries() int {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	most := 0
+	for _, ds := range w.deliveries {
+		most = max(most, len(ds))
+	}
+	return most
 }
 
 // ackedAttempt returns the attempt that acked id on subscription sub, 0 if none.

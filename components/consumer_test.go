@@ -176,7 +176,7 @@ func TestConsumerRefusesUnsafePlan(t *testing.T) {
 	// An unrenewed 15-minute lease at a 5 s minimum backoff needs 183
 	// attempts, over Pub/Sub's cap.
 	args := consumerArgs()
-	args.Plan = sizing.Plan{Lease: 15 * time.Minute, WorkDeadline: 10 * time.Minute, MinBackoff: 5 * time.Second}
+	args.Plan = sizing.Plan{Lease: 15 * time.Minute, WorkDeadline: 9 * time.Minute, MinBackoff: 5 * time.Second}
 	m, _, err := newConsumer(args)
 	if !errors.Is(err, sizing.ErrUnsafePlan) {
 		t.Fatalf("error = %v, want sizing.ErrUnsafePlan", err)

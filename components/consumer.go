@@ -207,7 +207,7 @@ func (args *ConsumerArgs) validate(name string) (consumerSpec, error) {
 	if err != nil {
 		return consumerSpec{}, fmt.Errorf("consumer %q: %w", name, err)
 	}
-	s := consumerSpec{plan: plan, namespace: args.Namespace, horizon: redeliveryHorizon(plan)}
+	s := consumerSpec{plan: plan, namespace: args.Namespace, horizon: plan.Horizon()}
 	if s.namespace == "" {
 		s.namespace = name
 	}
@@ -295,16 +295,6 @@ func consumerServices(args *ConsumerArgs, datastore bool) []string {
 		list = append(list, "monitoring.googleapis.com", "logging.googleapis.com")
 	}
 	return slices.Compact(list)
-}
-
-// redeliveryHorizon is the longest time after a first delivery that Pub/Sub
-// may still deliver a message under p: every attempt runs to the ack deadline
-// and every wait between attempts is the maximum backoff (Pub/Sub's backoff is
-// best-effort, so the long direction is the one to assume). Source: Pub/Sub
-// "Handle message failures", https://cloud.google.com/pubsub/docs/handling-failures
-func redeliveryHorizon(p sizing.Plan) time.Duration {
-	n := time.Duration(p.MaxDeliveryAttempts)
-	return n*p.AckDeadline + (n-1)*p.MaxBackoff
 }
 
 // NewConsumer registers a Consumer component named name. Any input the

@@ -325,7 +325,7 @@ func TestConsumerRefusesUnsafePlan(t *testing.T) {
 	// An unrenewed 15-minute lease at a 5 s minimum backoff needs 183
 	// attempts, over Pub/Sub's cap.
 	args := consumerArgs()
-	args.Plan = sizing.Plan{Lease: 15 * time.Minute, WorkDeadline: 10 * time.Minute, MinBackoff: 5 * time.Second}
+	args.Plan = sizing.Plan{Lease: 15 * time.Minute, WorkDeadline: 9 * time.Minute, MinBackoff: 5 * time.Second}
 	m, _, err := newConsumer(args)
 	if !errors.Is(err, sizing.ErrUnsafePlan) {
 		t.Fatalf("error = %v, want sizing.ErrUnsafePlan", err)
@@ -378,6 +378,7 @@ func TestConsumerRefusesBeforeAnyResource(t *testing.T) {
 		{"redis without vpc", func(a *ConsumerArgs) { a.TTLPolicy = ConsumerTTLArgs{}; a.Service.Backend.Redis = &RedisBackendArgs{} }, "Backend.Redis needs VPC"},
 		{"bad region", func(a *ConsumerArgs) { a.Topic.AllowedPersistenceRegions = []string{"eu"} }, `"eu" is not a region`},
 		{"ack deadline", func(a *ConsumerArgs) { a.Plan.AckDeadline = 5 * time.Second }, "Subscription ack deadline must be 10s–600s"},
+		{"ttl under the redelivery horizon", func(a *ConsumerArgs) { a.Plan.TTL = time.Millisecond }, "invariant 4"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -142,8 +142,9 @@ func TestService(t *testing.T) {
 
 func TestServiceOptions(t *testing.T) {
 	args := serviceArgs()
-	// An unrenewed plan whose work outlasts Cloud Run's default request
-	// timeout: the timeout follows the work.
+	// An unrenewed plan whose time budget (claim 2s + work + complete 2s +
+	// unknown mark 2s) outlasts Cloud Run's default request timeout: the
+	// timeout follows the budget.
 	args.Plan = sizing.Plan{Lease: 600 * time.Second, WorkDeadline: 590 * time.Second}
 	args.Namespace, args.Backend.Datastore.Database = "orders-v2", "gates"
 	args.MinInstances, args.MaxInstances = 1, 5
@@ -163,7 +164,7 @@ func TestServiceOptions(t *testing.T) {
 	}
 	svc := m.one(t, "gcp:cloudrunv2/service:Service", "orders-service")
 	wantStr(t, svc, "name", "orders-gw")
-	wantStr(t, svc, "template.timeout", "590s")
+	wantStr(t, svc, "template.timeout", "596s")
 	wantStr(t, svc, "ingress", "INGRESS_TRAFFIC_ALL")
 	wantStr(t, svc, "labels.team", "payments")
 	if num(t, svc, "template.scaling.minInstanceCount") != 1 || num(t, svc, "template.scaling.maxInstanceCount") != 5 {
@@ -183,7 +184,7 @@ func TestServiceOptions(t *testing.T) {
 	wantStr(t, svc, "template.vpcAccess.networkInterfaces.0.subnetwork", "run-egress")
 	wantStr(t, m.one(t, "gcp:serviceaccount/account:Account", "orders-run-sa"), "accountId", "orders-gateway")
 	env := joined(envOf(t, svc))
-	for _, kv := range []string{"ONCEGATE_NAMESPACE=orders-v2", "ONCEGATE_DATASTORE_DATABASE=gates", "ONCEGATE_REQUEST_TIMEOUT=9m50s", "ONCEGATE_HEARTBEAT=0s",
+	for _, kv := range []string{"ONCEGATE_NAMESPACE=orders-v2", "ONCEGATE_DATASTORE_DATABASE=gates", "ONCEGATE_REQUEST_TIMEOUT=9m56s", "ONCEGATE_STORE_TIMEOUT=2s", "ONCEGATE_HEARTBEAT=0s",
 		"ONCEGATE_OIDC_AUDIENCE=oncegate/acme-prod/orders", "ONCEGATE_OIDC_SERVICE_ACCOUNT=" + pushEmail,
 		"SUPPLIER_TOKEN=secret:supplier-token@3"} {
 		if !strings.Contains(env, kv+"\n") && !strings.HasSuffix(env, kv) {
@@ -308,7 +309,7 @@ func TestServiceRefuses(t *testing.T) {
 		{"unsafe plan", func(a *ServiceArgs) { a.Plan.Heartbeat = a.Plan.Lease / 2 },
 			"Heartbeat 30s must be at most a third of the lease 1m"},
 		{"work outlives the request", func(a *ServiceArgs) { a.Plan.RequestTimeout = 30 * time.Second },
-			"Work deadline 1m exceeds the Cloud Run request timeout 30s"},
+			"Time budget 1m6s (claim 2s + work deadline 1m + complete 2s + unknown mark 2s) exceeds the Cloud Run request timeout 30s"},
 		{"env overrides the plan", func(a *ServiceArgs) { a.Env["ONCEGATE_LEASE"] = pulumi.String("1h") },
 			"Env ONCEGATE_LEASE: the configuration contract sets it"},
 		{"env overrides the backend", func(a *ServiceArgs) { a.Env["ONCEGATE_BACKEND"] = pulumi.String("redis") }, "Env ONCEGATE_BACKEND"},

@@ -45,15 +45,15 @@ func TestPushSubscription(t *testing.T) {
 		t.Fatal(err)
 	}
 	r := plan.WithDefaults()
-	if r.MaxDeliveryAttempts != 15 || r.AckDeadline != time.Minute {
+	if r.MaxDeliveryAttempts != 15 || r.AckDeadline != 66*time.Second {
 		t.Fatalf("test plan resolved to %+v", r)
 	}
 
 	// The push subscription: retry policy, ack deadline, dead letters, OIDC.
 	sub := m.one(t, "gcp:pubsub/subscription:Subscription", "orders-sub")
 	wantStr(t, sub, "topic", "orders-in")
-	if got := num(t, sub, "ackDeadlineSeconds"); got != 60 {
-		t.Errorf("ackDeadlineSeconds = %d, want 60", got)
+	if got := num(t, sub, "ackDeadlineSeconds"); got != 66 {
+		t.Errorf("ackDeadlineSeconds = %d, want 66 (the time budget, invariant 5)", got)
 	}
 	wantStr(t, sub, "retryPolicy.minimumBackoff", "12s")
 	wantStr(t, sub, "retryPolicy.maximumBackoff", "600s")

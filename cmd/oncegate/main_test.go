@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -36,6 +37,63 @@ func TestSizingVerdicts(t *testing.T) {
 	out, err = run(t, "sizing", "--recommend", "--work-deadline", "5m")
 	if err != nil || !strings.Contains(out, "verdict: safe") {
 		t.Fatalf("recommended plan: %v\n%s", err, out)
+	}
+}
+
+// TestSizingNamesInvariantsAndFixes runs the plans issue reports used: a TTL
+// below the redelivery horizon, an explicit attempts count --recommend must
+// raise, a zero minimum backoff.
+func TestSizingNamesInvariantsAndFixes(t *testing.T) {
+	out, err := run(t, "sizing", "--lease", "2m", "--work-deadline", "60s", "--ttl", "1ms")
+	if !errors.Is(err, sizing.ErrUnsafePlan) || !strings.Contains(err.Error(), "invariant 4") ||
+		!strings.Contains(out, "(invariant 4); raise the TTL to at least 2h36m30s") || strings.Contains(out, "verdict: safe") {
+		t.Errorf("ttl 1ms: err %v\n%s", err, out)
+	}
+	for _, want := range []string{"15 attempts × 1m6s ack deadline + 14 × 10m max backoff = 2h36m30s",
+		"claim 2s + work 1m + complete 2s + unknown mark 2s = 1m6s"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("output lacks %q:\n%s", want, out)
+		}
+	}
+	out, err = run(t, "sizing", "--recommend", "--lease", "15m", "--work-deadline", "9m", "--max-delivery-attempts", "10", "--ttl", "1h")
+	if err != nil || !strings.Contains(out, "--max-delivery-attempts 10 → 93  REPLACED your value:") ||
+		!strings.Contains(out, "--ttl 1h → 30h  REPLACED your value: must outlive the redelivery horizon 29h26m18s (invariant 4)") {
+		t.Errorf("recommend over explicit values: %v\n%s", err, out)
+	}
+	if strings.Contains(out, "--lease 15m →") {
+		t.Errorf("recommend replaced a safe explicit lease:\n%s", out)
+	}
+	if _, err := run(t, "sizing", "--lease", "60s", "--work-deadline", "4s", "--min-backoff", "0s"); err == nil || !strings.Contains(err.Error(), "--min-backoff 0s") {
+		t.Errorf("--min-backoff 0s: err %v, want a refusal", err)
+	}
+	// Computed durations are rounded for people: a lease of 5s needs a
+	// heartbeat of 1.666s, not 1.666666666s.
+	out, _ = run(t, "sizing", "--lease", "5s", "--heartbeat", "2s", "--work-deadline", "4s")
+	if !strings.Contains(out, "lower it to 1.666s") || regexp.MustCompile(`\d\.\d{4,}s`).MatchString(out) {
+		t.Errorf("unrounded durations:\n%s", out)
+	}
+}
+
+// TestSizingHelpExamples runs every example of `sizing --help`: each is safe
+// unless the comment above it says UNSAFE, and then it is refused.
+func TestSizingHelpExamples(t *testing.T) {
+	unsafe, n := false, 0
+	for _, line := range strings.Split(newSizingCmd().Example, "\n") {
+		line = strings.TrimSpace(line)
+		switch {
+		case strings.HasPrefix(line, "# UNSAFE"):
+			unsafe = true
+		case strings.HasPrefix(line, "oncegate sizing"):
+			n++
+			out, err := run(t, strings.Fields(line)[1:]...)
+			if unsafe != (err != nil) || unsafe != strings.Contains(out, "verdict: unsafe") {
+				t.Errorf("%s (marked unsafe: %v): err %v\n%s", line, unsafe, err, out)
+			}
+			unsafe = false
+		}
+	}
+	if n < 3 {
+		t.Errorf("only %d examples", n)
 	}
 }
 

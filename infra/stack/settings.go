@@ -33,6 +33,8 @@ var durationKeys = []struct {
 	{"minBackoff", "", func(p *sizing.Plan, d time.Duration) { p.MinBackoff = d }},
 	{"maxBackoff", "", func(p *sizing.Plan, d time.Duration) { p.MaxBackoff = d }},
 	{"requestTimeout", "", func(p *sizing.Plan, d time.Duration) { p.RequestTimeout = d }},
+	{"storeTimeout", "", func(p *sizing.Plan, d time.Duration) { p.StoreTimeout = d }},
+	{"deadLetterReplayWindow", "", func(p *sizing.Plan, d time.Duration) { p.DeadLetterReplayWindow = d }},
 }
 
 // settings are the stack's configuration, read and checked.

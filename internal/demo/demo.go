@@ -47,12 +47,13 @@ type Options struct {
 	Out io.Writer
 }
 
-// Plan is the demo's scaled-down plan: a 3 s lease renewed every second, a 10 s
-// work deadline and ack deadline, 1 s backoff, and the max delivery attempts
-// the sizing model requires for them.
+// Plan is the demo's scaled-down plan: a 3 s lease renewed every second, a 7 s
+// work deadline and 1 s store phases inside a 10 s ack deadline (claim 1 s +
+// work 7 s + complete 1 s + unknown mark 1 s, invariant 5), 1 s backoff, and
+// the max delivery attempts the sizing model requires for them.
 func Plan() sizing.Plan {
 	p := sizing.Plan{
-		Lease: 3 * time.Second, Heartbeat: time.Second, WorkDeadline: 10 * time.Second,
+		Lease: 3 * time.Second, Heartbeat: time.Second, WorkDeadline: 7 * time.Second, StoreTimeout: time.Second,
 		AckDeadline: 10 * time.Second, MinBackoff: time.Second, MaxBackoff: time.Second,
 		TTL: 30 * time.Minute, ShutdownGrace: 2 * time.Second,
 	}

@@ -77,7 +77,7 @@ func (r *run) setUp(ctx context.Context, backendEnv []string) error {
 	r.supplier = supplier.New()
 	r.supSrv = httptest.NewServer(r.supplier)
 	env := append([]string{"SUPPLIER_URL=" + r.supSrv.URL, "ONCEGATE_NAMESPACE=demo", "ONCEGATE_KEY_ATTRIBUTE=order_id",
-		"ONCEGATE_LOG_FORMAT=json", "GOOGLE_CLOUD_PROJECT=oncegate-demo"}, backendEnv...)
+		"GOOGLE_CLOUD_PROJECT=oncegate-demo"}, backendEnv...)
 	for k, v := range r.plan.Env() {
 		env = append(env, k+"="+v)
 	}

@@ -125,10 +125,12 @@ func (g *Gate) run(ctx context.Context, c call, body func(context.Context, Claim
 	// The store starts the lease when it applies the claim, no earlier than now:
 	// sent + Lease is a local bound the store's lease never ends before.
 	sent := time.Now()
-	res, err := g.b.Claim(ctx, ClaimRequest{
+	cctx, cancelClaim := context.WithTimeout(ctx, g.opts.StoreTimeout) // the claim's phase
+	res, err := g.b.Claim(cctx, ClaimRequest{
 		Key: key, Token: newToken(), Owner: g.opts.Owner,
 		Lease: g.opts.Lease, TTL: g.opts.TTL, Fingerprint: c.fingerprint,
 	})
+	cancelClaim()
 	if err != nil {
 		if errors.Is(err, ErrKeyReuse) || errors.Is(err, ErrFenceExhausted) {
 			return Record{}, fmt.Errorf("claim %q: %w", key, err)
@@ -157,14 +159,14 @@ func (g *Gate) run(ctx context.Context, c call, body func(context.Context, Claim
 	cl := Claim{Key: key, Fence: rec.Fence, LeaseExpiry: rec.LeaseExpiry, Owner: g.opts.Owner}
 	log.fence = cl.Fence
 	result, bodyErr := g.invoke(ctx, cl, sent, body)
-
-	// Store calls after the body must not be lost to a cancelled request.
-	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), g.opts.StoreTimeout)
-	defer cancel()
 	if bodyErr != nil {
+		sctx, cancel := g.phase(ctx)
+		defer cancel()
 		return rec, g.afterBodyError(sctx, log, c, cl, bodyErr)
 	}
 	if c.mode == modeMutex {
+		sctx, cancel := g.phase(ctx)
+		defer cancel()
 		ok, err := g.b.Release(sctx, key, cl.Fence)
 		switch {
 		case err != nil:
@@ -175,23 +177,66 @@ func (g *Gate) run(ctx context.Context, c call, body func(context.Context, Claim
 		}
 		return rec, nil
 	}
-	ok, err := g.b.Complete(sctx, Completion{Key: key, Fence: cl.Fence, TTL: g.opts.TTL, Result: result})
-	if err != nil {
-		log.Error("oncegate: body ran but the done record was not written", "err", err)
-		if m, isM := g.b.(UnknownMarker); isM {
-			if _, merr := m.MarkUnknown(sctx, key, cl.Fence); merr != nil {
-				log.Error("oncegate: marking the record unknown failed too", "err", merr)
-			}
-		}
-		return rec, fmt.Errorf("%w: complete %q: %w", ErrNotRecorded, key, err)
-	}
-	if !ok {
-		log.Error("oncegate: fenced out: the body ran but another holder reclaimed the key; check the sink for a double effect")
-		return rec, &RecordError{Err: ErrFencedOut, Record: rec}
+	if err := g.complete(ctx, log, rec, cl, result); err != nil {
+		return rec, err
 	}
 	rec.State, rec.Result = StateDone, result
 	g.cache.put(rec, time.Now().Add(g.opts.CacheTTL))
 	return rec, nil
+}
+
+// complete records cl done after its body ran: the complete, retried within
+// its phase, then, when it could not be written, the unknown mark in a phase
+// of its own. It returns nil when the record is done (by this call or by an
+// earlier attempt whose answer was lost), an error matching ErrNotRecorded
+// when it is not (marked unknown where the backend can), or a *RecordError
+// matching ErrFencedOut when another holder took the key.
+func (g *Gate) complete(ctx context.Context, log keyLogger, rec Record, cl Claim, result []byte) error {
+	cctx, cancel := g.phase(ctx)
+	defer cancel()
+	ok, attempts, err := g.retry(cctx, func(actx context.Context) (bool, error) {
+		return g.b.Complete(actx, Completion{Key: cl.Key, Fence: cl.Fence, TTL: g.opts.TTL, Result: result})
+	})
+	if err == nil && !ok && attempts > 1 {
+		// An earlier attempt may have committed before its answer was lost.
+		if now, at := g.recordAt(cctx, cl.Key, cl.Fence); at && now.State == StateDone {
+			ok = true
+		}
+	}
+	switch {
+	case err == nil && ok:
+		return nil
+	case err == nil:
+		log.Error("oncegate: fenced out: the body ran but another holder reclaimed the key; check the sink for a double effect")
+		return &RecordError{Err: ErrFencedOut, Record: rec}
+	}
+	log.Error("oncegate: body ran but the done record was not written", "err", err, "attempts", attempts)
+	m, isM := g.b.(UnknownMarker)
+	if !isM {
+		return fmt.Errorf("%w: complete %q: %w", ErrNotRecorded, cl.Key, err)
+	}
+	uctx, cancelU := g.phase(ctx)
+	defer cancelU()
+	marked, _, merr := g.retry(uctx, func(actx context.Context) (bool, error) { return m.MarkUnknown(actx, cl.Key, cl.Fence) })
+	if merr == nil && !marked {
+		// Not claimed at this fence any more: a late complete, or an earlier
+		// mark, landed; otherwise another holder took the key.
+		now, at := g.recordAt(uctx, cl.Key, cl.Fence)
+		switch {
+		case at && now.State == StateDone:
+			log.Warn("oncegate: the done record was written after all (a complete's answer was lost)")
+			return nil
+		case at && now.State == StateUnknown:
+			marked = true
+		}
+	}
+	switch {
+	case merr != nil:
+		log.Error("oncegate: marking the record unknown failed too", "err", merr)
+	case !marked:
+		log.Error("oncegate: the record is no longer this holder's: another holder may have reclaimed the key")
+	}
+	return fmt.Errorf("%w: complete %q: %w", ErrNotRecorded, cl.Key, err)
 }
 
 // refuseTerminal answers a lock call that found key done or failed (in the store
@@ -255,7 +300,7 @@ func (g *Gate) invoke(ctx context.Context, cl Claim, sent time.Time, body func(c
 	}
 	defer func() {
 		if p := recover(); p != nil {
-			sctx, c := context.WithTimeout(context.WithoutCancel(ctx), g.opts.StoreTimeout)
+			sctx, c := g.phase(ctx)
 			defer c()
 			if _, rerr := g.b.Release(sctx, cl.Key, cl.Fence); rerr != nil {
 				g.opts.Logger.Warn("oncegate: release after panic failed", "key", cl.Key, "err", rerr)

@@ -7,20 +7,42 @@ import (
 	"os"
 	"strconv"
 	"time"
+
+	"github.com/oncegate/oncegate/sizing"
 )
 
-// Defaults for Options' zero fields.
+// Defaults for Options' zero fields. Together they are a plan the sizing
+// package accepts for a push subscription left at Pub/Sub's defaults (10 s ack
+// deadline, 10 s–600 s retry policy, any dead-letter policy): claim 2 s + work
+// 4 s + complete 2 s + unknown mark 2 s fit the 10 s ack deadline (invariant
+// 5), the 60 s lease outlives the work (invariant 1), and the 48 h TTL
+// outlives every redelivery (invariant 4). A body that needs longer than 4 s
+// must raise WorkDeadline, and the subscription's ack deadline with it: size
+// the plan with `oncegate sizing` or the sizing package, whose numbers
+// runtime/gateenv hands over from the environment.
 const (
-	// DefaultLease is the lease when Options.Lease is zero.
-	DefaultLease = 15 * time.Minute
-	// DefaultTTL is the ttl when Options.TTL is zero.
-	DefaultTTL = time.Hour
-	// DefaultStoreTimeout bounds each store call made after the body ran
-	// (complete, release, fail, mark unknown) when Options.StoreTimeout is zero.
-	DefaultStoreTimeout = 10 * time.Second
+	// DefaultLease is the lease when Options.Lease is zero (60 s, the
+	// sizing package's recommended lease): a crashed holder frees its key
+	// within a minute.
+	DefaultLease = sizing.RecommendedLease
+	// DefaultWorkDeadline is the work deadline when Options.WorkDeadline is
+	// zero (4 s): with DefaultStoreTimeout it fits Pub/Sub's default 10 s ack
+	// deadline (sizing.PubSubDefaultAckDeadline).
+	DefaultWorkDeadline = sizing.PubSubDefaultAckDeadline - sizing.StoreCallsPerDelivery*DefaultStoreTimeout
+	// DefaultTTL is the ttl when Options.TTL is zero (48 h). It outlives the
+	// redelivery horizon of every retry and dead-letter policy Pub/Sub accepts,
+	// 100 attempts × 600 s ack deadline + 99 × 600 s maximum backoff ≈ 33 h
+	// (sizing.Plan.Horizon, invariant 4), so a late redelivery never finds the
+	// done record gone. A plan sized with the sizing package usually needs
+	// less (3 h for the recommended one): set TTL from it to keep fewer records.
+	DefaultTTL = 48 * time.Hour
+	// DefaultStoreTimeout bounds each store phase of a call when
+	// Options.StoreTimeout is zero (2 s, sizing.DefaultStoreTimeout).
+	DefaultStoreTimeout = sizing.DefaultStoreTimeout
 )
 
-// Options configure a Gate. The zero value (or nil) means every default.
+// Options configure a Gate. The zero value (or nil) means every default, a
+// plan the sizing package accepts for push (see the defaults above).
 type Options struct {
 	// Namespace prefixes every key as "<Namespace>:<key>", so several handlers can
 	// share one store. Empty means no prefix.
@@ -31,8 +53,9 @@ type Options struct {
 	// TTL is how long a done or failed record is kept (expires_at = done_at + TTL),
 	// and how long a claim outlives its lease. Default DefaultTTL.
 	TTL time.Duration
-	// WorkDeadline is the deadline the gateway sets on the body's context. Default:
-	// Lease.
+	// WorkDeadline is the deadline the gateway sets on the body's context.
+	// Default DefaultWorkDeadline, or Lease when no Heartbeat is set and Lease
+	// is shorter. Without a Heartbeat it must not exceed Lease (invariant 1).
 	WorkDeadline time.Duration
 	// Heartbeat, when non-zero, renews the lease at this interval while the body
 	// runs; it must be at most a third of Lease (one renewal may fail and the next
@@ -43,8 +66,13 @@ type Options struct {
 	Heartbeat time.Duration
 	// Owner names this holder in records. Default "<hostname>/<pid>".
 	Owner string
-	// StoreTimeout bounds each store call made after the body ran. Default
-	// DefaultStoreTimeout.
+	// StoreTimeout bounds each store phase of a call, each its own budget: the
+	// claim; the complete, retried within it; the unknown mark written when the
+	// complete could not be; a release or terminal failure. Each attempt of a
+	// retried phase gets at most half of it, so an attempt stuck on a dead
+	// connection is retried at least once. The push answer therefore comes
+	// within StoreTimeout + WorkDeadline + 2 × StoreTimeout (sizing invariant
+	// 5). At least sizing.MinStoreTimeout; default DefaultStoreTimeout.
 	StoreTimeout time.Duration
 	// OnDuplicate, when set, is called when Lock finds the key done. It observes
 	// only: a panic in it is logged and ignored.
@@ -88,10 +116,16 @@ func (o *Options) withDefaults() (Options, error) {
 		v.TTL = DefaultTTL
 	}
 	if v.WorkDeadline == 0 {
-		v.WorkDeadline = v.Lease
+		v.WorkDeadline = DefaultWorkDeadline
+		if v.Heartbeat == 0 && v.Lease < v.WorkDeadline {
+			v.WorkDeadline = v.Lease
+		}
 	}
 	if v.StoreTimeout == 0 {
 		v.StoreTimeout = DefaultStoreTimeout
+	}
+	if v.StoreTimeout < sizing.MinStoreTimeout {
+		return v, fmt.Errorf("gate.Options.StoreTimeout: %s is below %s, too short for a store round trip; raise it or leave zero for the default %s", v.StoreTimeout, sizing.MinStoreTimeout, DefaultStoreTimeout)
 	}
 	if v.Heartbeat == 0 && v.WorkDeadline > v.Lease {
 		return v, fmt.Errorf("gate.Options.WorkDeadline: %s exceeds Lease %s; raise Lease or set Heartbeat (invariant 1)", v.WorkDeadline, v.Lease)

@@ -44,7 +44,8 @@ type Config struct {
 	BackendName string
 	// Backend is the opened backend. When Disabled it is an unused memgate store.
 	Backend gate.Backend
-	// Gate holds the namespace, lease, ttl, heartbeat, work deadline and logger.
+	// Gate holds the namespace, lease, ttl, heartbeat, work deadline, store
+	// timeout and logger.
 	Gate gate.Options
 	// Plan is the validated sizing plan, defaults applied (zero when Disabled).
 	Plan sizing.Plan
@@ -115,11 +116,11 @@ func New(ctx context.Context, opts *Options) (*Config, error) {
 	}
 	c := &Config{BackendName: name, Backend: b, Plan: plan, close: closeFn, Gate: gate.Options{
 		Namespace: ns, Lease: plan.Lease, TTL: plan.TTL, Heartbeat: plan.Heartbeat,
-		WorkDeadline: plan.WorkDeadline, Logger: o.Logger,
+		WorkDeadline: plan.WorkDeadline, StoreTimeout: plan.StoreTimeout, Logger: o.Logger,
 	}}
 	o.Logger.Info("oncegate: configured from the environment", "backend", name, "namespace", ns,
 		"lease", plan.Lease, "ttl", plan.TTL, "heartbeat", plan.Heartbeat, "work_deadline", plan.WorkDeadline,
-		"max_delivery_attempts", plan.MaxDeliveryAttempts)
+		"store_timeout", plan.StoreTimeout, "max_delivery_attempts", plan.MaxDeliveryAttempts)
 	return c, nil
 }
 

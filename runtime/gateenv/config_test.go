@@ -40,8 +40,8 @@ func (e env) with(kv ...string) env {
 var valid = env{
 	"ONCEGATE_BACKEND": "fake", "ONCEGATE_NAMESPACE": "orders",
 	"ONCEGATE_LEASE": "60s", "ONCEGATE_HEARTBEAT": "20s", "ONCEGATE_WORK_DEADLINE": "5m",
-	"ONCEGATE_TTL": "2h", "ONCEGATE_MIN_BACKOFF": "10s", "ONCEGATE_MAX_BACKOFF": "600s",
-	"ONCEGATE_ACK_DEADLINE": "300s", "ONCEGATE_REQUEST_TIMEOUT": "300s",
+	"ONCEGATE_TTL": "12h", "ONCEGATE_MIN_BACKOFF": "10s", "ONCEGATE_MAX_BACKOFF": "600s",
+	"ONCEGATE_ACK_DEADLINE": "310s", "ONCEGATE_REQUEST_TIMEOUT": "310s", "ONCEGATE_STORE_TIMEOUT": "3s",
 }
 
 // fakeOpener counts opens and closes and never needs a server.
@@ -68,11 +68,11 @@ func TestValidEnvironment(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := gate.Options{Namespace: "orders", Lease: time.Minute, Heartbeat: 20 * time.Second,
-		WorkDeadline: 5 * time.Minute, TTL: 2 * time.Hour}
+		WorkDeadline: 5 * time.Minute, TTL: 12 * time.Hour, StoreTimeout: 3 * time.Second}
 	got := c.Gate
 	got.Logger = nil
 	if got.Namespace != want.Namespace || got.Lease != want.Lease || got.Heartbeat != want.Heartbeat ||
-		got.WorkDeadline != want.WorkDeadline || got.TTL != want.TTL {
+		got.WorkDeadline != want.WorkDeadline || got.TTL != want.TTL || got.StoreTimeout != want.StoreTimeout {
 		t.Errorf("gate options %+v, want %+v", got, want)
 	}
 	if c.BackendName != "fake" || c.Disabled || f.opened != 1 || c.Plan.MaxDeliveryAttempts == 0 {
@@ -116,6 +116,15 @@ func TestRefusals(t *testing.T) {
 		{"unsafe plan: work outlives an unrenewed lease", valid.with("ONCEGATE_HEARTBEAT", "0s", "ONCEGATE_LEASE", "1m", "ONCEGATE_WORK_DEADLINE", "5m"),
 			[]string{"ONCEGATE_LEASE"}, ""},
 		{"unsafe plan: heartbeat too slow", valid.with("ONCEGATE_HEARTBEAT", "50s"), []string{"ONCEGATE_HEARTBEAT"}, ""},
+		// Invariant 4: 41 attempts × 310s + 40 × 600s = 10h11m50s.
+		{"unsafe plan: ttl under the redelivery horizon", valid.with("ONCEGATE_TTL", "1h"), []string{"ONCEGATE_TTL"},
+			"(invariant 4); raise the TTL to at least 10h11m50s"},
+		{"unsafe plan: replay window past the ttl", valid.with("ONCEGATE_DEAD_LETTER_REPLAY_WINDOW", "168h"), []string{"ONCEGATE_TTL"},
+			"raise the TTL to at least 178h11m50s"},
+		// Invariant 5: claim 3s + work 5m + complete 3s + unknown mark 3s.
+		{"unsafe plan: store timeout past the ack deadline", valid.with("ONCEGATE_STORE_TIMEOUT", "4s"), []string{"ONCEGATE_ACK_DEADLINE", "ONCEGATE_REQUEST_TIMEOUT"},
+			"raise the ack deadline to at least 5m12s, or lower the work deadline to 4m58s or the store timeout to 3.333s"},
+		{"store timeout not a duration", valid.with("ONCEGATE_STORE_TIMEOUT", "3"), []string{"ONCEGATE_STORE_TIMEOUT"}, "Go duration"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -6,7 +6,9 @@
 //	ONCEGATE_LEASE, ONCEGATE_TTL, ONCEGATE_HEARTBEAT, ONCEGATE_WORK_DEADLINE,
 //	ONCEGATE_ACK_DEADLINE, ONCEGATE_MIN_BACKOFF, ONCEGATE_MAX_BACKOFF,
 //	ONCEGATE_MAX_DELIVERY_ATTEMPTS, ONCEGATE_SHUTDOWN_GRACE,
-//	ONCEGATE_REQUEST_TIMEOUT      the sizing plan (see sizing.FromEnv)
+//	ONCEGATE_REQUEST_TIMEOUT, ONCEGATE_STORE_TIMEOUT,
+//	ONCEGATE_DEAD_LETTER_REPLAY_WINDOW
+//	                              the sizing plan (see sizing.FromEnv)
 //	ONCEGATE_SQL_DSN              sql: postgres://…, postgresql://…, mysql://…, sqlite:<path>
 //	ONCEGATE_REDIS_ADDR           redis: host:port, a comma-separated list (Cluster), or a redis:// URL
 //	GOOGLE_CLOUD_PROJECT          datastore: the project
@@ -16,7 +18,10 @@
 //
 // New reads them once, re-checks the sizing plan with the sizing package (the
 // same validation the components ran at preview time, so a plan that drifted is
-// refused), opens the backend and returns a Config holding the backend, the
+// refused: a TTL shorter than the redelivery horizon, invariant 4, or a time
+// budget of claim + work + complete + unknown mark past the ack deadline or
+// the request timeout, invariant 5, stops start-up naming the variable to
+// change and the value to use), opens the backend and returns a Config holding the backend, the
 // gate options and the push options they imply. A missing or malformed variable
 // is an error naming the variable and the accepted form, on one line.
 //

@@ -41,7 +41,8 @@ var planVars = map[string]string{
 	"WorkDeadline": sizing.EnvWorkDeadline, "ShutdownGrace": sizing.EnvShutdownGrace,
 	"AckDeadline": sizing.EnvAckDeadline, "MinBackoff": sizing.EnvMinBackoff,
 	"MaxBackoff": sizing.EnvMaxBackoff, "MaxDeliveryAttempts": sizing.EnvMaxDeliveryAttempts,
-	"RequestTimeout": sizing.EnvRequestTimeout,
+	"RequestTimeout": sizing.EnvRequestTimeout, "StoreTimeout": sizing.EnvStoreTimeout,
+	"DeadLetterReplayWindow": sizing.EnvDeadLetterReplayWindow,
 }
 
 // unsafePlan names the variables behind each violation of the plan.

@@ -25,7 +25,7 @@ type TxOptions struct {
 	Namespace string
 	// TTL is how long the done record is kept (expires_at = done_at + TTL): a
 	// later call on the key within it answers gate.ErrDuplicate. Default
-	// gate.DefaultTTL (1 hour). Negative is an error.
+	// gate.DefaultTTL (48 hours, longer than any redelivery). Negative is an error.
 	TTL time.Duration
 	// NoWait makes a call that finds another transaction working on the same key
 	// return an error matching gate.ErrInProgress at once, instead of waiting for

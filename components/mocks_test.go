@@ -11,9 +11,9 @@ import (
 )
 
 const (
-	testProject = "acme-prod"
-	testNumber  = "123456789012"
-	testAgent   = "serviceAccount:service-123456789012@gcp-sa-pubsub.iam.gserviceaccount.com"
+	testProject    = "acme-prod"
+	testAgentEmail = "service-123456789012@gcp-sa-pubsub.iam.gserviceaccount.com"
+	testAgent      = "serviceAccount:" + testAgentEmail
 )
 
 // rec is one registered resource as the engine saw it.
@@ -22,10 +22,12 @@ type rec struct {
 	custom            bool
 	inputs            resource.PropertyMap
 	deps              []string
+	deletedWith       string
 }
 
-// mocks records every registered resource and answers provider invokes
-// (organizations.getProject) with a fixed project number.
+// mocks records every registered resource and answers with the outputs the
+// provider computes (emails, names, URIs), and records any provider invoke
+// (the components make none).
 type mocks struct {
 	mu    sync.Mutex
 	res   []rec
@@ -35,7 +37,7 @@ type mocks struct {
 func (m *mocks) NewResource(a pulumi.MockResourceArgs) (string, resource.PropertyMap, error) {
 	r := rec{typ: a.TypeToken, name: a.Name, custom: a.Custom, inputs: a.Inputs}
 	if rpc := a.RegisterRPC; rpc != nil {
-		r.parent, r.deps = rpc.GetParent(), rpc.GetDependencies()
+		r.parent, r.deps, r.deletedWith = rpc.GetParent(), rpc.GetDependencies(), rpc.GetDeletedWith()
 	}
 	m.mu.Lock()
 	m.res = append(m.res, r)
@@ -63,6 +65,20 @@ func (m *mocks) NewResource(a pulumi.MockResourceArgs) (string, resource.Propert
 		outs["uri"] = resource.NewProperty("https://" + named + "-abc123-ew.a.run.app")
 	case "gcp:firestore/database:Database":
 		outs["name"] = resource.NewProperty(named)
+	case "gcp:projects/serviceIdentity:ServiceIdentity":
+		outs["email"] = resource.NewProperty(testAgentEmail)
+		outs["member"] = resource.NewProperty(testAgent)
+	case "gcp:redis/instance:Instance":
+		outs["host"] = resource.NewProperty("10.1.2.3")
+		outs["port"] = resource.NewProperty(6378.0)
+		outs["authString"] = resource.MakeSecret(resource.NewProperty("s3cret"))
+	case "gcp:secretmanager/secret:Secret":
+		outs["secretId"] = resource.NewProperty(a.Name)
+		id = "projects/" + testProject + "/secrets/" + a.Name
+	case "gcp:secretmanager/secretVersion:SecretVersion":
+		outs["version"] = resource.NewProperty("1")
+	case "gcp:logging/metric:Metric", "gcp:monitoring/alertPolicy:AlertPolicy":
+		outs["name"] = resource.NewProperty(a.Name)
 	}
 	return id, outs, nil
 }
@@ -71,9 +87,6 @@ func (m *mocks) Call(a pulumi.MockCallArgs) (resource.PropertyMap, error) {
 	m.mu.Lock()
 	m.calls = append(m.calls, a.Token)
 	m.mu.Unlock()
-	if a.Token == "gcp:organizations/getProject:getProject" {
-		return resource.PropertyMap{"number": resource.NewProperty(testNumber), "projectId": resource.NewProperty(testProject)}, nil
-	}
 	return a.Args, nil
 }
 
@@ -205,3 +218,5 @@ func checkFamily(t *testing.T, m *mocks, root string) {
 		}
 	}
 }
+
+func itoa(n int) string { return fmt.Sprint(n) }

@@ -4,11 +4,16 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
+	"regexp"
 	"strconv"
 	"strings"
 	"time"
 
+	"github.com/oncegate/oncegate/internal/ttladmin"
 	"github.com/oncegate/oncegate/sizing"
+	"github.com/pulumi/pulumi-gcp/sdk/v8/go/gcp/kms"
+	"github.com/pulumi/pulumi-gcp/sdk/v8/go/gcp/pubsub"
+	"github.com/pulumi/pulumi/sdk/v3/go/pulumi"
 )
 
 // Defaults shared by the components.
@@ -21,7 +26,7 @@ const (
 	// TTLField is the record property the TTL policy applies to (docs/design.md,
 	// "The record and its state machine"): a timestamp, absent for records
 	// that must never be deleted.
-	TTLField = "expires_at"
+	TTLField = ttladmin.Property
 	// DefaultDeadLetterRetention keeps dead letters for 31 days, the longest
 	// retention Pub/Sub allows. Source: Pub/Sub subscription properties,
 	// https://cloud.google.com/pubsub/docs/subscription-properties
@@ -35,6 +40,9 @@ const (
 	roleTokenCreator = "roles/iam.serviceAccountTokenCreator"
 	roleInvoker      = "roles/run.invoker"
 	roleDatastore    = "roles/datastore.user"
+	roleSQLClient    = "roles/cloudsql.client"
+	roleSecret       = "roles/secretmanager.secretAccessor"
+	roleKMS          = "roles/cloudkms.cryptoKeyEncrypterDecrypter"
 )
 
 // Pulumi type tokens of the components.
@@ -44,6 +52,7 @@ const (
 	typePushSubscription = "oncegate:gcp:PushSubscription"
 	typeTTLPolicy        = "oncegate:gcp:TTLPolicy"
 	typeService          = "oncegate:gcp:Service"
+	typeAlerts           = "oncegate:gcp:Alerts"
 )
 
 // googleDuration writes d the way Google APIs take durations: seconds with up
@@ -105,4 +114,48 @@ func resolvePlan(p sizing.Plan) (sizing.Plan, error) {
 		return sizing.Plan{}, err
 	}
 	return p.WithDefaults(), nil
+}
+
+// tie returns in as an output that also waits for r's registration. A value
+// made with pulumi.String(...).ToStringOutput() belongs to no program, so
+// Pulumi does not wait for it, nor for an apply on it, before the program (or
+// a mocks test) returns; tied to the component it is awaited like any other
+// output.
+func tie(r pulumi.Resource, in pulumi.StringInput) pulumi.StringOutput {
+	return pulumi.All(r.URN(), in).ApplyT(func(v []any) string { return v[1].(string) }).(pulumi.StringOutput)
+}
+
+// tieMap is tie for a fixed map.
+func tieMap(r pulumi.Resource, m map[string]string) pulumi.StringMapOutput {
+	return r.URN().ApplyT(func(pulumi.URN) map[string]string { return m }).(pulumi.StringMapOutput)
+}
+
+// kmsGrant lets member encrypt and decrypt with key, as a CMEK topic or
+// service needs. Source: Pub/Sub "Configure message encryption",
+// https://cloud.google.com/pubsub/docs/encryption ("Using CMEK": grant the
+// Pub/Sub service agent roles/cloudkms.cryptoKeyEncrypterDecrypter).
+func kmsGrant(ctx *pulumi.Context, name string, key, member pulumi.StringInput, opts ...pulumi.ResourceOption) (*kms.CryptoKeyIAMMember, error) {
+	return kms.NewCryptoKeyIAMMember(ctx, name, &kms.CryptoKeyIAMMemberArgs{
+		CryptoKeyId: key,
+		Role:        pulumi.String(roleKMS),
+		Member:      member,
+	}, opts...)
+}
+
+// storagePolicy is a topic's messageStoragePolicy allowing regions.
+func storagePolicy(regions []string) *pubsub.TopicMessageStoragePolicyArgs {
+	return &pubsub.TopicMessageStoragePolicyArgs{AllowedPersistenceRegions: pulumi.ToStringArray(regions)}
+}
+
+var regionRE = regexp.MustCompile(`^[a-z]+(-[a-z]+)+[0-9]+$`)
+
+// validRegions reports an error for a list entry that is not a Google Cloud
+// region name such as "europe-west1".
+func validRegions(field string, regions []string) error {
+	for _, r := range regions {
+		if !regionRE.MatchString(r) {
+			return fmt.Errorf("%s: %q is not a region such as europe-west1 or us-central1", field, r)
+		}
+	}
+	return nil
 }

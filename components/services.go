@@ -9,9 +9,11 @@ import (
 	"github.com/pulumi/pulumi/sdk/v3/go/pulumi"
 )
 
-// DefaultServices are the APIs a consumer needs: IAM (service accounts),
-// Pub/Sub, Cloud Run, and Firestore and Datastore (the database, its TTL
-// policy and the gateway's reads and writes).
+// DefaultServices are the APIs a Datastore-backed consumer needs: IAM
+// (service accounts), Pub/Sub, Cloud Run, and Firestore and Datastore (the
+// database, its TTL policy and the gateway's reads and writes). Consumer adds
+// those of the other backends, Secret Manager, Cloud KMS and Cloud Monitoring
+// as its configuration uses them.
 var DefaultServices = []string{
 	"iam.googleapis.com",
 	"pubsub.googleapis.com",
@@ -49,6 +51,11 @@ func NewProjectServices(ctx *pulumi.Context, name string, args *ProjectServicesA
 	if list == nil {
 		list = DefaultServices
 	}
+	for _, svc := range list {
+		if short, _, _ := strings.Cut(svc, "."); short == "" {
+			return nil, fmt.Errorf("project services %q: empty service name in %q", name, list)
+		}
+	}
 	c := &ProjectServices{}
 	if err := ctx.RegisterComponentResource(typeProjectServices, name, c, opts...); err != nil {
 		return nil, err
@@ -56,9 +63,6 @@ func NewProjectServices(ctx *pulumi.Context, name string, args *ProjectServicesA
 	var names pulumi.StringArray
 	for _, svc := range list {
 		short, _, _ := strings.Cut(svc, ".")
-		if short == "" {
-			return nil, fmt.Errorf("project services %q: empty service name in %q", name, list)
-		}
 		r, err := projects.NewService(ctx, name+"-"+short, &projects.ServiceArgs{
 			Project:                  args.Project,
 			Service:                  pulumi.String(svc),

@@ -110,21 +110,42 @@ func TestPushSubscription(t *testing.T) {
 	if iam != 4 {
 		t.Errorf("%d IAM members, want 4", iam)
 	}
-	if len(m.res) != 9 {
-		t.Errorf("%d resources registered, want 9 (component, account, 4 IAM members, topic, 2 subscriptions)", len(m.res))
+	if len(m.res) != 10 {
+		t.Errorf("%d resources registered, want 10 (component, agent, account, 4 IAM members, topic, 2 subscriptions)", len(m.res))
 	}
-	// The project number was looked up to name the service agent.
-	if len(m.calls) != 1 || m.calls[0] != "gcp:organizations/getProject:getProject" {
-		t.Errorf("invokes = %q, want one getProject", m.calls)
+	// The service agent comes from ServiceIdentity (it may not exist yet on a
+	// fresh project), not from a Cloud Resource Manager lookup.
+	wantStr(t, m.one(t, "gcp:projects/serviceIdentity:ServiceIdentity", "orders-agent"), "service", "pubsub.googleapis.com")
+	if len(m.calls) != 0 {
+		t.Errorf("invokes = %q, want none", m.calls)
+	}
+	// Each grant is replaced with the resource it is on.
+	for grant, on := range map[string]string{"orders-sub-subscriber": "orders-sub", "orders-dlq-publisher": "orders-dlq", "orders-token-creator": "orders-push-sa"} {
+		var r rec
+		for _, x := range m.res {
+			if x.name == grant {
+				r = x
+			}
+		}
+		if !strings.HasSuffix(r.deletedWith, "::"+on) {
+			t.Errorf("%s: deletedWith = %q, want the URN of %s", grant, r.deletedWith, on)
+		}
+	}
+	if has(sub, "filter") {
+		t.Errorf("filter set without being asked")
 	}
 	checkFamily(t, m, "orders")
 }
 
 func TestPushSubscriptionExistingIdentity(t *testing.T) {
 	args := pushArgs()
-	args.ProjectNumber = pulumi.String("42")
+	args.ServiceAgentEmail = pulumi.String("service-42@gcp-sa-pubsub.iam.gserviceaccount.com")
 	args.PushServiceAccount.Email = pulumi.String("pusher@elsewhere.iam.gserviceaccount.com")
 	args.Endpoint.ServiceName, args.Endpoint.ServiceLocation = nil, nil
+	args.Endpoint.InvokerGrantedElsewhere = true
+	args.Filter = `attributes.type = "order"`
+	args.KMSKeyName = pulumi.String("projects/acme-prod/locations/europe-west1/keyRings/r/cryptoKeys/k")
+	args.AllowedPersistenceRegions = []string{"europe-west1"}
 	args.Endpoint.Audience = pulumi.String("https://audience.example")
 	args.DeadLetter.Retention = 7 * 24 * time.Hour
 	m, err := newPush(args)
@@ -137,8 +158,8 @@ func TestPushSubscriptionExistingIdentity(t *testing.T) {
 	if n := len(m.of("gcp:cloudrunv2/serviceIamMember:ServiceIamMember")); n != 0 {
 		t.Errorf("invoker granted without a service name")
 	}
-	if len(m.calls) != 0 {
-		t.Errorf("project looked up although ProjectNumber was given: %q", m.calls)
+	if n := len(m.of("gcp:projects/serviceIdentity:ServiceIdentity")); n != 0 {
+		t.Errorf("service agent created although its email was given")
 	}
 	tok := m.one(t, "gcp:serviceaccount/iAMMember:IAMMember", "orders-token-creator")
 	wantStr(t, tok, "serviceAccountId", "projects/"+testProject+"/serviceAccounts/pusher@elsewhere.iam.gserviceaccount.com")
@@ -147,6 +168,17 @@ func TestPushSubscriptionExistingIdentity(t *testing.T) {
 	wantStr(t, sub, "pushConfig.oidcToken.serviceAccountEmail", "pusher@elsewhere.iam.gserviceaccount.com")
 	wantStr(t, sub, "pushConfig.oidcToken.audience", "https://audience.example")
 	wantStr(t, m.one(t, "gcp:pubsub/subscription:Subscription", "orders-dlq-sub"), "messageRetentionDuration", "604800s")
+	wantStr(t, sub, "filter", `attributes.type = "order"`)
+	// CMEK and storage policy on the dead-letter topic, after the agent may use the key.
+	dlq := m.one(t, "gcp:pubsub/topic:Topic", "orders-dlq")
+	wantStr(t, dlq, "kmsKeyName", "projects/acme-prod/locations/europe-west1/keyRings/r/cryptoKeys/k")
+	wantStr(t, dlq, "messageStoragePolicy.allowedPersistenceRegions.0", "europe-west1")
+	kms := m.one(t, "gcp:kms/cryptoKeyIAMMember:CryptoKeyIAMMember", "orders-dlq-kms")
+	wantStr(t, kms, "role", "roles/cloudkms.cryptoKeyEncrypterDecrypter")
+	wantStr(t, kms, "member", "serviceAccount:service-42@gcp-sa-pubsub.iam.gserviceaccount.com")
+	if !m.dependsOn(t, dlq, "orders-dlq-kms") {
+		t.Errorf("the dead-letter topic does not wait for its key grant")
+	}
 }
 
 func TestPushSubscriptionRefuses(t *testing.T) {
@@ -163,6 +195,11 @@ func TestPushSubscriptionRefuses(t *testing.T) {
 		{"no endpoint", func(a *PushSubscriptionArgs) { a.Endpoint.URL = nil }, "Endpoint.URL"},
 		{"short retention", func(a *PushSubscriptionArgs) { a.DeadLetter.Retention = time.Minute }, "DeadLetter.Retention must be 10m–744h (got 1m0s)"},
 		{"bad account id", func(a *PushSubscriptionArgs) { a.PushServiceAccount.AccountID = "Bad_ID" }, "PushServiceAccount.AccountID"},
+		{"no invoker grant", func(a *PushSubscriptionArgs) { a.Endpoint.ServiceName, a.Endpoint.ServiceLocation = nil, nil },
+			"Endpoint.ServiceName and ServiceLocation are required so the push account gets roles/run.invoker"},
+		{"name without location", func(a *PushSubscriptionArgs) { a.Endpoint.ServiceLocation = nil }, "go together"},
+		{"grant both ways", func(a *PushSubscriptionArgs) { a.Endpoint.InvokerGrantedElsewhere = true }, "contradicts"},
+		{"bad region", func(a *PushSubscriptionArgs) { a.AllowedPersistenceRegions = []string{"Europe"} }, `"Europe" is not a region`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -2,62 +2,66 @@ package components
 
 import (
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/pulumi/pulumi/sdk/v3/go/pulumi"
 )
 
-func newTTL(args *TTLPolicyArgs) (*mocks, error) {
-	return run(func(ctx *pulumi.Context) error {
-		_, err := NewTTLPolicy(ctx, "orders", args)
-		return err
-	})
+// ttlOutputs collects a TTLPolicy's commands once they resolve.
+type ttlOutputs struct {
+	mu              sync.Mutex
+	enable, check   string
+	database, field string
 }
 
-// checkTTLField asserts the TTL field's whole configuration.
-func checkTTLField(t *testing.T, m *mocks, name, kind, database string) {
+func newTTL(args *TTLPolicyArgs) (*mocks, *ttlOutputs, error) {
+	o := &ttlOutputs{}
+	m, err := run(func(ctx *pulumi.Context) error {
+		p, err := NewTTLPolicy(ctx, "orders", args)
+		if err != nil {
+			return err
+		}
+		pulumi.All(p.EnableCommand, p.CheckCommand, p.Database, p.Field).ApplyT(func(v []any) int {
+			o.mu.Lock()
+			defer o.mu.Unlock()
+			o.enable, o.check, o.database, o.field = v[0].(string), v[1].(string), v[2].(string), v[3].(string)
+			return 0
+		})
+		return nil
+	})
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return m, o, err
+}
+
+// checkNoField fails the test if any firestore.Field is registered: its
+// provider create is an unmasked PATCH that a Datastore-mode database refuses
+// (see TTLPolicy), so the policy must come from `oncegate ttl enable`.
+func checkNoField(t *testing.T, m *mocks) {
 	t.Helper()
-	f := m.one(t, "gcp:firestore/field:Field", name)
-	wantStr(t, f, "project", testProject)
-	wantStr(t, f, "database", database)
-	wantStr(t, f, "collection", kind)
-	wantStr(t, f, "field", "expires_at")
-	// An empty ttlConfig block enables the policy.
-	if ttl := get(t, f, "ttlConfig"); !ttl.IsObject() || len(ttl.ObjectValue()) != 0 {
-		t.Errorf("ttlConfig = %v, want an empty block", ttl)
-	}
-	// An empty indexConfig block (no indexes) turns single-field indexing off.
-	if idx := get(t, f, "indexConfig"); !idx.IsObject() || len(idx.ObjectValue()) != 0 {
-		t.Errorf("indexConfig = %v, want an empty block", idx)
+	if f := m.of("gcp:firestore/field:Field"); len(f) != 0 {
+		t.Errorf("%d firestore.Field registered (inputs %v); Datastore mode refuses its unmasked PATCH", len(f), f[0].inputs)
 	}
 }
 
 func TestTTLPolicyExistingDatabase(t *testing.T) {
-	m, err := newTTL(&TTLPolicyArgs{Project: pulumi.String(testProject)})
+	m, o, err := newTTL(&TTLPolicyArgs{Project: pulumi.String(testProject)})
 	if err != nil {
 		t.Fatal(err)
 	}
-	checkTTLField(t, m, "orders-field", DefaultKind, "(default)")
-	if n := len(m.of("gcp:firestore/database:Database")); n != 0 {
-		t.Errorf("%d databases created for an existing one", n)
+	checkNoField(t, m)
+	if len(m.res) != 1 {
+		t.Errorf("%d resources, want only the component", len(m.res))
 	}
-	if len(m.res) != 2 {
-		t.Errorf("%d resources, want 2", len(m.res))
+	if want := "oncegate ttl enable --project acme-prod --database '(default)' --kind OncegateRecord"; o.enable != want {
+		t.Errorf("enable command = %q, want %q", o.enable, want)
 	}
-	checkFamily(t, m, "orders")
-}
-
-func TestTTLPolicyKeepIndex(t *testing.T) {
-	m, err := newTTL(&TTLPolicyArgs{Project: pulumi.String(testProject), KeepIndex: true})
-	if err != nil {
-		t.Fatal(err)
+	if want := "oncegate ttl check --project acme-prod --database '(default)' --kind OncegateRecord"; o.check != want {
+		t.Errorf("check command = %q, want %q", o.check, want)
 	}
-	f := m.one(t, "gcp:firestore/field:Field", "orders-field")
-	if has(f, "indexConfig") {
-		t.Errorf("indexConfig = %v, want it absent so expires_at keeps its index", f.inputs["indexConfig"])
-	}
-	if ttl := get(t, f, "ttlConfig"); !ttl.IsObject() {
-		t.Errorf("ttlConfig = %v, want the policy on", ttl)
+	if o.database != "(default)" || o.field != "expires_at" {
+		t.Errorf("database %q field %q", o.database, o.field)
 	}
 }
 
@@ -71,7 +75,7 @@ func TestTTLPolicyCreatesDatabase(t *testing.T) {
 		{"OPTIMISTIC", "OPTIMISTIC", true, "DELETE"},
 	}
 	for _, tt := range tests {
-		m, err := newTTL(&TTLPolicyArgs{
+		m, o, err := newTTL(&TTLPolicyArgs{
 			Project:  pulumi.String(testProject),
 			Kind:     "Orders",
 			Database: "gates",
@@ -94,31 +98,35 @@ func TestTTLPolicyCreatesDatabase(t *testing.T) {
 		if tt.policy != "" {
 			wantStr(t, db, "deletionPolicy", tt.policy)
 		}
-		checkTTLField(t, m, "orders-field", "Orders", "gates")
-		if !m.dependsOn(t, m.one(t, "gcp:firestore/field:Field", "orders-field"), "orders-db") {
-			t.Errorf("the TTL field does not wait for its database")
+		checkNoField(t, m)
+		if !strings.Contains(o.enable, "--database 'gates' --kind Orders") {
+			t.Errorf("enable command %q does not name the created database and kind", o.enable)
 		}
+		checkFamily(t, m, "orders")
 	}
 }
 
 func TestTTLPolicyRefuses(t *testing.T) {
+	db := func(d DatabaseArgs) *TTLPolicyArgs {
+		return &TTLPolicyArgs{Project: pulumi.String(testProject), CreateDatabase: &d}
+	}
 	tests := []struct {
 		name string
 		args *TTLPolicyArgs
 		msg  string
 	}{
-		{"entity groups", &TTLPolicyArgs{Project: pulumi.String(testProject),
-			CreateDatabase: &DatabaseArgs{LocationID: pulumi.String("eur3"), ConcurrencyMode: "OPTIMISTIC_WITH_ENTITY_GROUPS"}},
+		{"entity groups", db(DatabaseArgs{LocationID: pulumi.String("eur3"), ConcurrencyMode: "OPTIMISTIC_WITH_ENTITY_GROUPS"}),
 			"OPTIMISTIC_WITH_ENTITY_GROUPS does not support TTL policies; use PESSIMISTIC or OPTIMISTIC"},
-		{"unknown mode", &TTLPolicyArgs{Project: pulumi.String(testProject),
-			CreateDatabase: &DatabaseArgs{LocationID: pulumi.String("eur3"), ConcurrencyMode: "LOCKED"}}, `"LOCKED" is not one of`},
-		{"no location", &TTLPolicyArgs{Project: pulumi.String(testProject), CreateDatabase: &DatabaseArgs{}}, "LocationID is required"},
+		{"unknown mode", db(DatabaseArgs{LocationID: pulumi.String("eur3"), ConcurrencyMode: "LOCKED"}), `"LOCKED" is not one of`},
+		{"no location", db(DatabaseArgs{}), "LocationID is required"},
+		{"bad deletion policy", db(DatabaseArgs{LocationID: pulumi.String("eur3"), DeletionPolicy: "KEEP"}), `DeletionPolicy "KEEP" is not one of ABANDON, DELETE`},
+		{"kind with a slash", &TTLPolicyArgs{Project: pulumi.String(testProject), Kind: "a/b"}, `kind "a/b"`},
 		{"no project", &TTLPolicyArgs{}, "Project is required"},
 		{"nil args", nil, "Project is required"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			m, err := newTTL(tt.args)
+			m, _, err := newTTL(tt.args)
 			if err == nil || !strings.Contains(err.Error(), tt.msg) {
 				t.Fatalf("error = %v, want it to contain %q", err, tt.msg)
 			}
@@ -151,4 +159,12 @@ func TestProjectServices(t *testing.T) {
 		}
 	}
 	checkFamily(t, m, "orders")
+
+	m, err = run(func(ctx *pulumi.Context) error {
+		_, err := NewProjectServices(ctx, "orders", &ProjectServicesArgs{Project: pulumi.String(testProject), Services: []string{"run.googleapis.com", ".x"}})
+		return err
+	})
+	if err == nil || len(m.res) != 0 {
+		t.Errorf("empty service name: err %v, %d resources registered", err, len(m.res))
+	}
 }

@@ -29,7 +29,13 @@ func Program(ctx *pulumi.Context) error {
 	ctx.Export("serviceUrl", c.ServiceURL)
 	ctx.Export("serviceName", c.ServiceName)
 	ctx.Export("pushServiceAccount", c.PushServiceAccountEmail)
+	ctx.Export("audience", c.Audience)
 	ctx.Export("runtimeServiceAccount", c.RuntimeServiceAccountEmail)
+	ctx.Export("backend", c.Backend)
+	// Run these two after the first `pulumi up` (docs/deploy.md): no Pulumi
+	// resource can turn on a TTL policy in Datastore mode.
+	ctx.Export("ttlEnableCommand", c.TTLEnableCommand)
+	ctx.Export("ttlCheckCommand", c.TTLCheckCommand)
 	ctx.Export("database", c.Database)
 	ctx.Export("kind", c.Kind)
 	ctx.Export("plan", c.Plan)

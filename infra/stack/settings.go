@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/oncegate/oncegate/components"
@@ -84,6 +85,21 @@ func readSettings(get, gcp func(key string) string) (settings, error) {
 	if region == "" {
 		region = "us-central1"
 	}
+	// The reference worker exits at start-up without SUPPLIER_URL, so its
+	// revision would never become ready: refuse at preview instead.
+	supplier := get("supplierUrl")
+	if !strings.HasPrefix(supplier, "https://") && !strings.HasPrefix(supplier, "http://") {
+		errs = append(errs, fmt.Errorf("config oncegate:supplierUrl %q must be the http(s) URL the reference worker forwards each message to; run `pulumi config set supplierUrl https://…`", supplier))
+	}
+	list := func(key string) []string {
+		var out []string
+		for _, v := range strings.Split(get(key), ",") {
+			if v = strings.TrimSpace(v); v != "" {
+				out = append(out, v)
+			}
+		}
+		return out
+	}
 
 	var plan sizing.Plan
 	for _, k := range durationKeys {
@@ -108,24 +124,58 @@ func readSettings(get, gcp func(key string) string) (settings, error) {
 		Service: components.ConsumerServiceArgs{
 			Image:              pulumi.String(image),
 			Concurrency:        integer("concurrency"),
+			MinInstances:       integer("minInstances"),
 			MaxInstances:       integer("maxInstances"),
+			CPU:                get("cpu"),
+			Memory:             get("memory"),
+			HealthPath:         or("healthPath", "/healthz"),
+			Ingress:            get("ingress"),
 			DeletionProtection: boolean("deletionProtection"),
+			Env:                map[string]pulumi.StringInput{"SUPPLIER_URL": pulumi.String(supplier)},
 		},
 		TTLPolicy: components.ConsumerTTLArgs{
-			Kind:      get("kind"),
-			Database:  get("database"),
-			KeepIndex: boolean("keepExpiresAtIndex"),
+			Kind:     get("kind"),
+			Database: get("database"),
 		},
+		Topic:        components.ConsumerTopicArgs{AllowedPersistenceRegions: list("allowedPersistenceRegions")},
+		Subscription: components.ConsumerSubscriptionArgs{Filter: get("subscriptionFilter")},
+		Alerts:       components.ConsumerAlertsArgs{Disabled: boolean("disableAlerts")},
 		SkipServices: boolean("skipServices"),
 	}
-	if v := get("projectNumber"); v != "" {
-		args.ProjectNumber = pulumi.String(v)
+	if chans := list("notificationChannels"); len(chans) > 0 {
+		args.Alerts.NotificationChannels = pulumi.ToStringArray(chans)
 	}
 	if v := get("existingTopic"); v != "" {
 		args.Topic.Existing = pulumi.String(v)
 	}
-	if v := get("supplierUrl"); v != "" {
-		args.Service.Env = map[string]pulumi.StringInput{"SUPPLIER_URL": pulumi.String(v)}
+	if v := get("kmsKeyName"); v != "" {
+		args.KMSKeyName = pulumi.String(v)
+	}
+	if v := get("runtimeServiceAccount"); v != "" {
+		args.Service.ServiceAccountEmail = pulumi.String(v)
+	}
+	if net, sub := get("vpcNetwork"), get("vpcSubnetwork"); net != "" || sub != "" {
+		args.Service.VPC = &components.VPCArgs{Network: pulumi.String(net), Subnetwork: pulumi.String(sub), Egress: get("vpcEgress")}
+		if net == "" || sub == "" {
+			errs = append(errs, errors.New("config oncegate:vpcNetwork and oncegate:vpcSubnetwork go together (Direct VPC egress needs both)"))
+		}
+	}
+	switch b := or("backend", "datastore"); b {
+	case "datastore":
+	case "redis":
+		r := &components.RedisBackendArgs{MemorySizeGB: integer("redisMemorySizeGb"), Tier: get("redisTier")}
+		if v := get("redisAddrSecret"); v != "" {
+			r.Addr = &components.SecretRef{Secret: pulumi.String(v)}
+		}
+		args.Service.Backend.Redis = r
+	case "sql":
+		inst, dsn := get("sqlInstance"), get("sqlDsnSecret")
+		if inst == "" || dsn == "" {
+			errs = append(errs, errors.New("config oncegate:sqlInstance (the Cloud SQL connection name <project>:<region>:<instance>) and oncegate:sqlDsnSecret (a Secret Manager secret holding the DSN) are required with backend sql"))
+		}
+		args.Service.Backend.SQL = &components.SQLBackendArgs{Instance: pulumi.String(inst), DSN: components.SecretRef{Secret: pulumi.String(dsn)}}
+	default:
+		bad("backend", b, "datastore, redis or sql")
 	}
 	if boolean("createDatabase") {
 		loc := get("databaseLocation")

@@ -18,7 +18,7 @@ func lookup(m map[string]string) func(string) string { return func(k string) str
 var gcpCfg = lookup(map[string]string{"project": "acme-prod", "region": "europe-west1"})
 
 func TestReadSettingsDefaults(t *testing.T) {
-	s, err := readSettings(lookup(map[string]string{"image": "worker:v1"}), gcpCfg)
+	s, err := readSettings(lookup(map[string]string{"image": "worker:v1", "supplierUrl": "https://supplier.example"}), gcpCfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -29,8 +29,9 @@ func TestReadSettingsDefaults(t *testing.T) {
 	if err := s.args.Plan.Validate(); err != nil {
 		t.Errorf("the default plan is unsafe: %v", err)
 	}
-	if s.args.TTLPolicy.CreateDatabase != nil || s.args.Topic.Existing != nil || s.args.SkipServices {
-		t.Errorf("defaults create a database, reuse a topic or skip APIs: %+v", s.args)
+	if s.args.TTLPolicy.CreateDatabase != nil || s.args.Topic.Existing != nil || s.args.SkipServices || s.args.Alerts.Disabled ||
+		s.args.Service.Backend.Redis != nil || s.args.Service.Backend.SQL != nil || s.args.Service.HealthPath != "/healthz" {
+		t.Errorf("defaults create a database, reuse a topic, skip APIs or alerts, leave Datastore or the worker's probe: %+v", s.args)
 	}
 }
 
@@ -41,7 +42,10 @@ func TestReadSettingsFull(t *testing.T) {
 		"ackDeadline": "600s", "minBackoff": "10s", "maxBackoff": "10m", "maxDeliveryAttempts": "93", "requestTimeout": "11m",
 		"createDatabase": "true", "databaseLocation": "eur3", "concurrencyMode": "OPTIMISTIC", "kind": "Orders", "database": "gates",
 		"existingTopic": "projects/acme-prod/topics/orders", "supplierUrl": "https://supplier.example", "concurrency": "4",
-		"maxInstances": "10", "skipServices": "true", "deletionProtection": "true", "projectNumber": "42", "keepExpiresAtIndex": "true",
+		"maxInstances": "10", "skipServices": "true", "deletionProtection": "true", "kmsKeyName": "projects/p/locations/l/keyRings/r/cryptoKeys/k",
+		"allowedPersistenceRegions": "europe-west1, europe-west4", "subscriptionFilter": `attributes.kind = "order"`, "cpu": "2", "memory": "1Gi",
+		"runtimeServiceAccount": "gw@acme-prod.iam.gserviceaccount.com", "ingress": "INGRESS_TRAFFIC_ALL", "disableAlerts": "true",
+		"vpcNetwork": "default", "vpcSubnetwork": "run", "backend": "redis", "redisAddrSecret": "redis-url", "minInstances": "1",
 	}), gcpCfg)
 	if err != nil {
 		t.Fatal(err)
@@ -55,7 +59,10 @@ func TestReadSettingsFull(t *testing.T) {
 	if s.name != "orders" || a.Namespace != "orders-v1" || a.TTLPolicy.Kind != "Orders" || a.TTLPolicy.Database != "gates" ||
 		a.TTLPolicy.CreateDatabase == nil || a.TTLPolicy.CreateDatabase.ConcurrencyMode != "OPTIMISTIC" ||
 		a.Topic.Existing == nil || a.Service.Env["SUPPLIER_URL"] == nil || a.Service.Concurrency != 4 || a.Service.MaxInstances != 10 ||
-		!a.SkipServices || !a.Service.DeletionProtection || a.ProjectNumber == nil || !a.TTLPolicy.KeepIndex {
+		!a.SkipServices || !a.Service.DeletionProtection || a.KMSKeyName == nil || len(a.Topic.AllowedPersistenceRegions) != 2 ||
+		a.Subscription.Filter == "" || a.Service.CPU != "2" || a.Service.Memory != "1Gi" || a.Service.ServiceAccountEmail == nil ||
+		a.Service.Ingress != "INGRESS_TRAFFIC_ALL" || !a.Alerts.Disabled || a.Service.VPC == nil || a.Service.MinInstances != 1 ||
+		a.Service.Backend.Redis == nil || a.Service.Backend.Redis.Addr == nil {
 		t.Errorf("settings not carried over: %+v", a)
 	}
 }
@@ -67,7 +74,12 @@ func TestReadSettingsErrors(t *testing.T) {
 		gcp  map[string]string
 		msgs []string
 	}{
-		{"nothing set", nil, nil, []string{"config gcp:project is not set", "config oncegate:image is not set"}},
+		{"nothing set", nil, nil, []string{"config gcp:project is not set", "config oncegate:image is not set", "config oncegate:supplierUrl"}},
+		{"no supplier", map[string]string{"image": "w"}, nil, []string{`config oncegate:supplierUrl "" must be the http(s) URL`}},
+		{"unknown backend", map[string]string{"image": "w", "supplierUrl": "https://s", "backend": "mongo"}, nil,
+			[]string{`oncegate:backend: "mongo" is malformed; want datastore, redis or sql`}},
+		{"sql without instance", map[string]string{"image": "w", "supplierUrl": "https://s", "backend": "sql"}, nil, []string{"oncegate:sqlInstance"}},
+		{"half a vpc", map[string]string{"image": "w", "supplierUrl": "https://s", "vpcNetwork": "default"}, nil, []string{"vpcNetwork and oncegate:vpcSubnetwork go together"}},
 		{"bare seconds", map[string]string{"image": "w", "lease": "60"}, nil,
 			[]string{`config oncegate:lease: "60" is malformed; want a Go duration such as 60s, 1m30s or 15m`}},
 		{"bad attempts and bool", map[string]string{"image": "w", "maxDeliveryAttempts": "many", "skipServices": "yes please"}, nil,
@@ -116,7 +128,7 @@ func (c *counter) Call(pulumi.MockCallArgs) (resource.PropertyMap, error) {
 
 func deploy(t *testing.T, cfg map[string]string) (*counter, error) {
 	t.Helper()
-	all := map[string]string{"gcp:project": "acme-prod", "oncegate:image": "worker:v1"}
+	all := map[string]string{"gcp:project": "acme-prod", "oncegate:image": "worker:v1", "oncegate:supplierUrl": "https://supplier.example"}
 	for k, v := range cfg {
 		all["oncegate:"+k] = v
 	}
@@ -135,12 +147,13 @@ func TestProgram(t *testing.T) {
 		t.Fatal(err)
 	}
 	for typ, want := range map[string]int{
-		"oncegate:gcp:Consumer":                1,
-		"gcp:cloudrunv2/service:Service":       1,
-		"gcp:pubsub/subscription:Subscription": 2,
-		"gcp:pubsub/topic:Topic":               2,
-		"gcp:firestore/field:Field":            1,
-		"gcp:projects/service:Service":         5,
+		"oncegate:gcp:Consumer":                  1,
+		"gcp:cloudrunv2/service:Service":         1,
+		"gcp:pubsub/subscription:Subscription":   2,
+		"gcp:pubsub/topic:Topic":                 2,
+		"gcp:firestore/field:Field":              0,
+		"gcp:projects/service:Service":           7,
+		"gcp:monitoring/alertPolicy:AlertPolicy": 4,
 	} {
 		if got := c.types[typ]; got != want {
 			t.Errorf("%d of %s, want %d", got, typ, want)

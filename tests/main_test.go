@@ -11,8 +11,8 @@ import (
 	"syscall"
 	"testing"
 
+	"github.com/oncegate/oncegate/examples/cloudrun/worker"
 	"github.com/oncegate/oncegate/internal/testenv"
-	"github.com/oncegate/oncegate/internal/worker"
 )
 
 // envWorker makes the test binary run as a reference worker instead of the

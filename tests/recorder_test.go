@@ -11,8 +11,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/oncegate/oncegate/examples/cloudrun/worker"
 	"github.com/oncegate/oncegate/internal/supplier"
-	"github.com/oncegate/oncegate/internal/worker"
 )
 
 // call is one request that reached the supplier.

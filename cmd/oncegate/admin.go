@@ -1,7 +1,7 @@
 package main
 
 import (
-	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -13,10 +13,12 @@ import (
 	"github.com/oncegate/oncegate/runtime/gateenv"
 )
 
-// withBackend opens the backend the ONCEGATE_* environment names, checks that it
-// has capability T (what says which, for the error) and calls fn with both.
-func withBackend[T any](ctx context.Context, what string, fn func(cfg *gateenv.Config, b T) error) error {
-	cfg, err := gateenv.New(ctx, &gateenv.Options{Getenv: os.Getenv, NoPush: true})
+// withBackend opens the backend the ONCEGATE_* environment names (only
+// ONCEGATE_BACKEND, its address variables and ONCEGATE_NAMESPACE are needed),
+// checks that it has capability T (what says which, for the error) and calls
+// fn with both.
+func withBackend[T any](cmd *cobra.Command, what string, fn func(cfg *gateenv.Config, b T) error) error {
+	cfg, err := gateenv.NewAdmin(cmd.Context(), &gateenv.Options{Getenv: os.Getenv, Logger: cmdLogger(cmd)})
 	if err != nil {
 		return fmt.Errorf("configure from the environment: %w", err)
 	}
@@ -35,9 +37,80 @@ func storedKey(cfg *gateenv.Config, key string, raw bool) string {
 	return cfg.Gate.Namespace + ":" + key
 }
 
-func printRecord(cmd *cobra.Command, r gate.Record) {
+// Status is what inspect says about a key: whether a delivery of it now
+// would run, wait or be refused.
+type Status string
+
+const (
+	StatusHeld    Status = "held"    // claimed and the lease is live: a delivery waits (503)
+	StatusFree    Status = "free"    // released, or the lease lapsed: the next claim runs it, fence + 1
+	StatusDone    Status = "done"    // recorded done: a delivery is a duplicate until expires_at
+	StatusFailed  Status = "failed"  // recorded failed permanently until expires_at
+	StatusUnknown Status = "unknown" // the outcome was not recorded: refused until resolved
+	StatusAbsent  Status = "absent"  // no record: the next claim runs it with fence 1
+)
+
+// statusOf judges r at now (this machine's clock; the store's may differ a
+// little, so a lease within a second of now is borderline).
+func statusOf(r gate.Record, now time.Time) Status {
+	switch r.State {
+	case gate.StateClaimed:
+		if r.LeaseLive(now) {
+			return StatusHeld
+		}
+		return StatusFree
+	case gate.StateDone:
+		return StatusDone
+	case gate.StateFailed:
+		return StatusFailed
+	}
+	return StatusUnknown
+}
+
+var statusWords = map[Status]string{
+	StatusHeld:    "held: a holder's lease is live; a delivery now waits (503)",
+	StatusFree:    "free: released or lapsed; the next claim runs it with fence + 1",
+	StatusDone:    "done: a delivery now is a duplicate (204) until expires at",
+	StatusFailed:  "failed: recorded as a permanent failure until expires at",
+	StatusUnknown: "unknown: the outcome was not recorded; refused until `oncegate resolve`",
+}
+
+// recordJSON is inspect --json's object.
+type recordJSON struct {
+	Key         string     `json:"key"`
+	Status      Status     `json:"status"`
+	State       string     `json:"state"`
+	Fence       int64      `json:"fence"`
+	Owner       string     `json:"owner"`
+	LeaseExpiry *time.Time `json:"lease_expiry"`
+	ExpiresAt   *time.Time `json:"expires_at"`
+	DoneAt      *time.Time `json:"done_at"`
+	ResultBytes int        `json:"result_bytes"`
+}
+
+func timePtr(t time.Time) *time.Time {
+	if t.IsZero() {
+		return nil
+	}
+	u := t.UTC()
+	return &u
+}
+
+func toJSON(r gate.Record, now time.Time) recordJSON {
+	return recordJSON{Key: r.Key, Status: statusOf(r, now), State: string(r.State), Fence: r.Fence, Owner: r.Owner,
+		LeaseExpiry: timePtr(r.LeaseExpiry), ExpiresAt: timePtr(r.ExpiresAt), DoneAt: timePtr(r.DoneAt), ResultBytes: len(r.Result)}
+}
+
+func writeJSON(cmd *cobra.Command, v any) error {
+	enc := json.NewEncoder(cmd.OutOrStdout())
+	enc.SetIndent("", "  ")
+	return enc.Encode(v)
+}
+
+func printRecord(cmd *cobra.Command, r gate.Record, now time.Time) {
 	w := cmd.OutOrStdout()
-	fmt.Fprintf(w, "key          %s\nstate        %s\nfence        %d\nowner        %s\n", r.Key, r.State, r.Fence, r.Owner)
+	fmt.Fprintf(w, "key          %s\nstatus       %s\nstate        %s\nfence        %d\nowner        %s\n",
+		r.Key, statusWords[statusOf(r, now)], r.State, r.Fence, r.Owner)
 	fmt.Fprintf(w, "lease expiry %s\n", fmtTime(r.LeaseExpiry))
 	fmt.Fprintf(w, "expires at   %s\n", fmtTime(r.ExpiresAt))
 	if !r.DoneAt.IsZero() {
@@ -54,46 +127,66 @@ func fmtTime(t time.Time) string {
 }
 
 func newInspectCmd() *cobra.Command {
-	var raw bool
+	var raw, asJSON bool
 	cmd := &cobra.Command{
 		Use:   "inspect KEY",
-		Short: "Show a key's record (backend from the ONCEGATE_* environment)",
-		Args:  cobra.ExactArgs(1),
+		Short: "Show a key's record and whether it is held, free, done, failed or unknown",
+		Long: `inspect reads KEY's record without changing it. It needs only ONCEGATE_BACKEND, the
+backend's address (ONCEGATE_SQL_DSN, ONCEGATE_REDIS_ADDR or GOOGLE_CLOUD_PROJECT) and
+ONCEGATE_NAMESPACE. The status says what a delivery of the key would meet now: held (a
+live lease), free (released or lapsed), done, failed or unknown; a key with no record
+is an error (exit 1), or {"key": …, "status": "absent"} with --json.`,
+		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return withBackend(cmd.Context(), "inspect records", func(cfg *gateenv.Config, in gate.Inspector) error {
-				r, ok, err := in.Inspect(cmd.Context(), storedKey(cfg, args[0], raw))
+			return withBackend(cmd, "inspect records", func(cfg *gateenv.Config, in gate.Inspector) error {
+				key := storedKey(cfg, args[0], raw)
+				r, ok, err := in.Inspect(cmd.Context(), key)
 				if err != nil {
 					return err
 				}
-				if !ok {
-					return fmt.Errorf("inspect %q: %w", args[0], gate.ErrNotFound)
+				switch {
+				case !ok && asJSON:
+					return writeJSON(cmd, map[string]any{"key": key, "status": StatusAbsent})
+				case !ok:
+					return fmt.Errorf("inspect %q: %w (no record: the next claim runs it with fence 1)", key, gate.ErrNotFound)
+				case asJSON:
+					return writeJSON(cmd, toJSON(r, time.Now()))
 				}
-				printRecord(cmd, r)
+				printRecord(cmd, r, time.Now())
 				return nil
 			})
 		},
 	}
 	cmd.Flags().BoolVar(&raw, "raw", false, "KEY is the stored key (do not prefix ONCEGATE_NAMESPACE)")
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print the record as one JSON object")
 	return cmd
 }
 
 func newUnresolvedCmd() *cobra.Command {
 	var limit int
+	var asJSON bool
 	cmd := &cobra.Command{
 		Use:   "unresolved",
 		Short: "List records whose outcome is unknown, oldest first, with their age",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			return withBackend(cmd.Context(), "list unresolved records", func(cfg *gateenv.Config, l gate.UnresolvedLister) error {
+			return withBackend(cmd, "list unresolved records", func(cfg *gateenv.Config, l gate.UnresolvedLister) error {
 				rs, err := l.ListUnresolved(cmd.Context(), limit)
 				if err != nil {
 					return err
 				}
+				now := time.Now()
+				if asJSON {
+					out := make([]recordJSON, len(rs))
+					for i, r := range rs {
+						out[i] = toJSON(r, now)
+					}
+					return writeJSON(cmd, out)
+				}
 				for _, r := range rs {
-					// The claim was made a lease before its lease expiry; the
-					// record turned unknown after that.
-					age := max(time.Since(r.LeaseExpiry.Add(-cfg.Plan.Lease)), 0).Truncate(time.Second)
-					fmt.Fprintf(cmd.OutOrStdout(), "%s\tfence %d\towner %s\tage %s\n", r.Key, r.Fence, r.Owner, age)
+					// The record turned unknown after its last lease expiry.
+					since := max(now.Sub(r.LeaseExpiry), 0).Truncate(time.Second)
+					fmt.Fprintf(cmd.OutOrStdout(), "%s\tfence %d\towner %s\tlease ended %s ago\n", r.Key, r.Fence, r.Owner, since)
 				}
 				fmt.Fprintf(cmd.OutOrStdout(), "%d unresolved\n", len(rs))
 				return nil
@@ -101,6 +194,7 @@ func newUnresolvedCmd() *cobra.Command {
 		},
 	}
 	cmd.Flags().IntVar(&limit, "limit", 100, "at most this many (0: all)")
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print the records as a JSON array")
 	return cmd
 }
 
@@ -114,7 +208,7 @@ func newResolveCmd() *cobra.Command {
 			if done == retry {
 				return errors.New("resolve: give exactly one of --done (the effect happened) or --retry (run it again)")
 			}
-			return withBackend(cmd.Context(), "resolve records", func(cfg *gateenv.Config, rs gate.Resolver) error {
+			return withBackend(cmd, "resolve records", func(cfg *gateenv.Config, rs gate.Resolver) error {
 				key := storedKey(cfg, args[0], raw)
 				if err := rs.Resolve(cmd.Context(), key, done, cfg.Plan.TTL); err != nil {
 					return err
@@ -145,11 +239,22 @@ accepted for the key. It never lowers a fence, so running it twice is harmless.`
 			if atLeast < 1 {
 				return errors.New("advance-fence: --at-least must be a fence of 1 or more")
 			}
-			return withBackend(cmd.Context(), "advance fences", func(cfg *gateenv.Config, a gate.FenceAdvancer) error {
+			return withBackend(cmd, "advance fences", func(cfg *gateenv.Config, a gate.FenceAdvancer) error {
 				key := storedKey(cfg, args[0], raw)
+				existed := true
+				if in, ok := a.(gate.Inspector); ok {
+					if _, found, err := in.Inspect(cmd.Context(), key); err == nil {
+						existed = found
+					}
+				}
 				f, err := a.AdvanceFence(cmd.Context(), key, atLeast, cfg.Plan.TTL)
 				if err != nil {
 					return err
+				}
+				if !existed {
+					fmt.Fprintf(cmd.OutOrStdout(), "%s had no record: created a free one (a lapsed claim with no owner) at fence %d, kept for %s (ONCEGATE_TTL); the next claim runs the key with fence %d\n",
+						key, f, cfg.Plan.TTL, f+1)
+					return nil
 				}
 				fmt.Fprintf(cmd.OutOrStdout(), "%s fence %d; the next claim gets %d\n", key, f, f+1)
 				return nil
@@ -169,7 +274,7 @@ func newPurgeCmd() *cobra.Command {
 		Short: "Delete records past expires_at (never a live claim or an unknown record)",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			return withBackend(cmd.Context(), "purge records", func(_ *gateenv.Config, p gate.Purger) error {
+			return withBackend(cmd, "purge records", func(_ *gateenv.Config, p gate.Purger) error {
 				n, err := p.Purge(cmd.Context(), limit)
 				if err != nil {
 					return err

@@ -6,6 +6,8 @@ package main
 import (
 	"context"
 	"fmt"
+	"io"
+	"log/slog"
 	"os"
 	"os/signal"
 	"syscall"
@@ -29,7 +31,16 @@ func newRoot() *cobra.Command {
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
+	root.PersistentFlags().BoolP("verbose", "v", false, "log what the command does (to stderr)")
 	root.AddCommand(newSizingCmd(), newBridgeCmd(), newDemoCmd(), newWorkerCmd(),
 		newInspectCmd(), newUnresolvedCmd(), newResolveCmd(), newAdvanceFenceCmd(), newPurgeCmd(), newTTLCmd())
 	return root
+}
+
+// cmdLogger is the admin verbs' logger: silent unless -v.
+func cmdLogger(cmd *cobra.Command) *slog.Logger {
+	if v, _ := cmd.Flags().GetBool("verbose"); v {
+		return slog.New(slog.NewTextHandler(cmd.ErrOrStderr(), &slog.HandlerOptions{Level: slog.LevelDebug}))
+	}
+	return slog.New(slog.NewTextHandler(io.Discard, nil))
 }

@@ -8,6 +8,7 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/oncegate/oncegate/runtime/gate"
 	"github.com/oncegate/oncegate/runtime/sqlgate"
@@ -99,12 +100,11 @@ func TestSizingHelpExamples(t *testing.T) {
 
 // TestAdminVerbsOnSQLite makes an unknown record the way a failed complete does,
 // then lists, inspects, resolves and purges it through the CLI, configured by
-// the environment contract.
+// only the backend, its address and the namespace (no plan).
 func TestAdminVerbsOnSQLite(t *testing.T) {
 	dsn := "sqlite:" + filepath.Join(t.TempDir(), "og.db")
 	for k, v := range map[string]string{
 		"ONCEGATE_BACKEND": "sql", "ONCEGATE_SQL_DSN": dsn, "ONCEGATE_NAMESPACE": "orders",
-		"ONCEGATE_LEASE": "60s", "ONCEGATE_HEARTBEAT": "20s", "ONCEGATE_WORK_DEADLINE": "30s",
 	} {
 		t.Setenv(k, v)
 	}
@@ -124,13 +124,22 @@ func TestAdminVerbsOnSQLite(t *testing.T) {
 	if ok, err := s.MarkUnknown(ctx, "orders:po-1", r.Record.Fence); !ok || err != nil {
 		t.Fatalf("MarkUnknown: %v %v", ok, err)
 	}
-	// Claimed with a zero lease: its lease expiry is its claim time, a plan
-	// lease (60s) ago by the CLI's reckoning, so the age shows about a minute.
-	if out, err := run(t, "unresolved"); err != nil || !strings.Contains(out, "orders:po-1") || !strings.Contains(out, "age 1m0s") || !strings.Contains(out, "1 unresolved") {
+	// Claimed with a zero lease: its lease ended when it was claimed.
+	if out, err := run(t, "unresolved"); err != nil || !strings.Contains(out, "orders:po-1") || !strings.Contains(out, "lease ended 0s ago") || !strings.Contains(out, "1 unresolved") {
 		t.Fatalf("unresolved: %v\n%s", err, out)
 	}
-	if out, err := run(t, "inspect", "po-1"); err != nil || !strings.Contains(out, "state        unknown") {
+	if out, err := run(t, "unresolved", "--json"); err != nil || !strings.Contains(out, `"key": "orders:po-1"`) || !strings.Contains(out, `"status": "unknown"`) {
+		t.Fatalf("unresolved --json: %v\n%s", err, out)
+	}
+	out, err := run(t, "inspect", "po-1")
+	if err != nil || !strings.Contains(out, "state        unknown") || !strings.Contains(out, "status       unknown: ") {
 		t.Fatalf("inspect: %v\n%s", err, out)
+	}
+	if strings.Contains(out, "level=") || strings.Contains(out, "opened the backend") {
+		t.Fatalf("inspect logged without -v:\n%s", out)
+	}
+	if out, err := run(t, "-v", "inspect", "po-1"); err != nil || !strings.Contains(out, "opened the backend") {
+		t.Fatalf("inspect -v logs nothing: %v\n%s", err, out)
 	}
 	if _, err := run(t, "resolve", "po-1"); err == nil {
 		t.Fatal("resolve without --done or --retry accepted")
@@ -143,6 +152,16 @@ func TestAdminVerbsOnSQLite(t *testing.T) {
 	}
 	if _, err := run(t, "inspect", "absent"); !errors.Is(err, gate.ErrNotFound) {
 		t.Fatalf("inspect absent: %v", err)
+	}
+	if out, err := run(t, "inspect", "absent", "--json"); err != nil || !strings.Contains(out, `"status": "absent"`) {
+		t.Fatalf("inspect absent --json: %v\n%s", err, out)
+	}
+	if out, err := run(t, "advance-fence", "new-key", "--at-least", "5"); err != nil ||
+		!strings.Contains(out, "orders:new-key had no record: created a free one") || !strings.Contains(out, "with fence 6") {
+		t.Fatalf("advance-fence of a missing key: %v\n%s", err, out)
+	}
+	if out, err := run(t, "inspect", "new-key", "--json"); err != nil || !strings.Contains(out, `"status": "free"`) || !strings.Contains(out, `"fence": 5`) {
+		t.Fatalf("inspect of an advanced missing key: %v\n%s", err, out)
 	}
 	if out, err := run(t, "advance-fence", "po-1", "--at-least", "40"); err != nil || !strings.Contains(out, "orders:po-1 fence 40; the next claim gets 41") {
 		t.Fatalf("advance-fence: %v\n%s", err, out)
@@ -158,10 +177,34 @@ func TestAdminVerbsOnSQLite(t *testing.T) {
 func TestBadEnvironmentNamesTheVariable(t *testing.T) {
 	t.Setenv("ONCEGATE_BACKEND", "sql")
 	t.Setenv("ONCEGATE_NAMESPACE", "orders")
-	t.Setenv("ONCEGATE_LEASE", "sixty")
-	t.Setenv("ONCEGATE_WORK_DEADLINE", "30s")
+	t.Setenv("ONCEGATE_TTL", "sixty")
 	t.Setenv("ONCEGATE_SQL_DSN", "sqlite:"+filepath.Join(t.TempDir(), "x.db"))
-	if _, err := run(t, "unresolved"); err == nil || !strings.Contains(err.Error(), "ONCEGATE_LEASE") {
-		t.Fatalf("err = %v, want one naming ONCEGATE_LEASE", err)
+	if _, err := run(t, "unresolved"); err == nil || !strings.Contains(err.Error(), "ONCEGATE_TTL") {
+		t.Fatalf("err = %v, want one naming ONCEGATE_TTL", err)
+	}
+	t.Setenv("ONCEGATE_TTL", "")
+	t.Setenv("ONCEGATE_BACKEND", "")
+	if _, err := run(t, "inspect", "k"); err == nil || !strings.Contains(err.Error(), "ONCEGATE_BACKEND") {
+		t.Fatalf("err = %v, want one naming ONCEGATE_BACKEND", err)
+	}
+}
+
+// TestInspectStatus pins the status words inspect gives each record.
+func TestInspectStatus(t *testing.T) {
+	now := time.Unix(1_700_000_000, 0)
+	for _, tc := range []struct {
+		r    gate.Record
+		want Status
+	}{
+		{gate.Record{State: gate.StateClaimed, LeaseExpiry: now.Add(time.Second)}, StatusHeld},
+		{gate.Record{State: gate.StateClaimed, LeaseExpiry: now}, StatusFree},
+		{gate.Record{State: gate.StateClaimed, LeaseExpiry: now.Add(-time.Minute)}, StatusFree},
+		{gate.Record{State: gate.StateDone}, StatusDone},
+		{gate.Record{State: gate.StateFailed}, StatusFailed},
+		{gate.Record{State: gate.StateUnknown}, StatusUnknown},
+	} {
+		if got := statusOf(tc.r, now); got != tc.want {
+			t.Errorf("statusOf(%+v) = %s, want %s", tc.r, got, tc.want)
+		}
 	}
 }

@@ -5,7 +5,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/oncegate/oncegate/internal/worker"
+	"github.com/oncegate/oncegate/examples/cloudrun/worker"
 )
 
 func newWorkerCmd() *cobra.Command {

@@ -13,7 +13,7 @@ import (
 
 	"github.com/GoogleCloudPlatform/functions-framework-go/functions"
 
-	"github.com/oncegate/oncegate/internal/worker"
+	"github.com/oncegate/oncegate/examples/cloudrun/worker"
 	"github.com/oncegate/oncegate/runtime/cloudevent"
 	"github.com/oncegate/oncegate/runtime/gate"
 	"github.com/oncegate/oncegate/runtime/gateenv"

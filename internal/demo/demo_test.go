@@ -11,8 +11,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/oncegate/oncegate/examples/cloudrun/worker"
 	"github.com/oncegate/oncegate/internal/demo"
-	"github.com/oncegate/oncegate/internal/worker"
 )
 
 // TestMain lets the test binary double as the reference worker, so the demo's

@@ -18,8 +18,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/oncegate/oncegate/examples/cloudrun/worker"
 	"github.com/oncegate/oncegate/internal/supplier"
-	"github.com/oncegate/oncegate/internal/worker"
 	"github.com/oncegate/oncegate/runtime/gate"
 	"github.com/oncegate/oncegate/runtime/push"
 )

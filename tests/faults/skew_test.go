@@ -9,9 +9,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/oncegate/oncegate/examples/cloudrun/worker"
 	"github.com/oncegate/oncegate/internal/dsfake"
 	"github.com/oncegate/oncegate/internal/supplier"
-	"github.com/oncegate/oncegate/internal/worker"
 	"github.com/oncegate/oncegate/runtime/datastoregate"
 	"github.com/oncegate/oncegate/runtime/gate"
 )

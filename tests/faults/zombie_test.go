@@ -15,7 +15,7 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/oncegate/oncegate/internal/worker"
+	"github.com/oncegate/oncegate/examples/cloudrun/worker"
 	"github.com/oncegate/oncegate/runtime/fencedsink"
 	"github.com/oncegate/oncegate/runtime/gate"
 	"github.com/oncegate/oncegate/runtime/gateenv"

@@ -12,7 +12,7 @@ import (
 	"testing"
 
 	"github.com/oncegate/oncegate/internal/oidctest"
-	"github.com/oncegate/oncegate/internal/worker"
+	"github.com/oncegate/oncegate/examples/cloudrun/worker"
 	"github.com/oncegate/oncegate/runtime/gateenv"
 	"github.com/oncegate/oncegate/runtime/memgate"
 )

@@ -1,7 +1,8 @@
 // Package worker is the reference worker of docs/design.md ("The reference worker"):
 // a Pub/Sub push handler that forwards each message's data to a supplier, guarded
-// by the gateway. examples/cloudrun runs it as a process; the demo and the
-// end-to-end tests run that same process.
+// by the gateway, written only against the public packages (gateenv, gate,
+// push), as a user's service would be. examples/cloudrun's main runs it; the
+// demo (`oncegate worker`) and the end-to-end tests run that same code.
 //
 // Per message it POSTs the data to SupplierURL with the headers Idempotency-Key
 // (the gateway key) and X-Fencing-Token (the claim's fence). A non-2xx answer is

@@ -2,13 +2,10 @@ package worker
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"log/slog"
-	"net"
 	"net/http"
-	"time"
 
 	"github.com/oncegate/oncegate/runtime/gateenv"
 	"github.com/oncegate/oncegate/runtime/push"
@@ -17,7 +14,7 @@ import (
 // Worker-specific variables, beside the runtime's contract (gateenv).
 const (
 	// EnvPort is the port to listen on (Cloud Run sets it). Default 8080.
-	EnvPort = "PORT"
+	EnvPort = gateenv.EnvPort
 	// EnvSupplierURL receives one POST per message. Required.
 	EnvSupplierURL = "SUPPLIER_URL"
 	// EnvKeyAttribute names a message attribute holding a business key.
@@ -26,19 +23,20 @@ const (
 	EnvMode = "ONCEGATE_MODE"
 )
 
-// Main configures the worker from getenv, serves push requests on "/" and
-// GET /healthz until ctx is cancelled (SIGTERM on Cloud Run), then shuts down
-// gracefully within the plan's shutdown grace (Cloud Run leaves 10 s before
-// SIGKILL: Cloud Run container contract). Logs are JSON lines on logOut.
+// Main configures the worker from getenv and serves push requests on "/" and
+// GET /healthz on $PORT with gateenv's Config.Serve until ctx is cancelled or
+// SIGTERM arrives (Cloud Run's shutdown signal), then drains in-flight
+// deliveries within the plan's shutdown grace and closes the store. Logs are
+// JSON lines on logOut.
 func Main(ctx context.Context, getenv func(string) string, logOut io.Writer) error {
 	log := slog.New(slog.NewJSONHandler(logOut, nil))
 	cfg, err := gateenv.New(ctx, &gateenv.Options{Getenv: getenv, Logger: log})
 	if err != nil {
 		return err
 	}
-	defer cfg.Close()
 	g, err := cfg.NewGate()
 	if err != nil {
+		_ = cfg.Close()
 		return err
 	}
 	var mode push.Mode
@@ -48,41 +46,16 @@ func Main(ctx context.Context, getenv func(string) string, logOut io.Writer) err
 	case "mutex":
 		mode = push.ModeMutex
 	default:
+		_ = cfg.Close()
 		return fmt.Errorf("%s=%q is malformed; want lock or mutex", EnvMode, m)
 	}
 	h, err := Handler(g, Config{SupplierURL: getenv(EnvSupplierURL), KeyAttribute: getenv(EnvKeyAttribute), Mode: mode}, cfg.PushOptions())
 	if err != nil {
+		_ = cfg.Close()
 		return err
-	}
-	port := getenv(EnvPort)
-	if port == "" {
-		port = "8080"
 	}
 	mux := http.NewServeMux()
 	mux.Handle("/", h)
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(http.StatusOK) })
-	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
-	ln, err := net.Listen("tcp", ":"+port)
-	if err != nil {
-		return fmt.Errorf("listen on %s=%s: %w", EnvPort, port, err)
-	}
-	errc := make(chan error, 1)
-	go func() { errc <- srv.Serve(ln) }()
-	log.Info("worker: serving", "port", port, "backend", cfg.BackendName)
-	select {
-	case err := <-errc:
-		return err
-	case <-ctx.Done():
-	}
-	grace := cfg.Plan.ShutdownGrace
-	if grace <= 0 {
-		grace = 10 * time.Second
-	}
-	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), grace)
-	defer cancel()
-	if err := srv.Shutdown(sctx); err != nil && !errors.Is(err, http.ErrServerClosed) {
-		return fmt.Errorf("shutdown: %w", err)
-	}
-	log.Info("worker: drained and stopped")
-	return nil
+	return cfg.Serve(ctx, mux, &gateenv.ServeOptions{Getenv: getenv, Logger: log})
 }

@@ -1,0 +1,76 @@
+package gateenv
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/oncegate/oncegate/runtime/gate"
+	"github.com/oncegate/oncegate/sizing"
+)
+
+// NewAdmin opens the backend for an operator's tool (inspect, resolve, purge,
+// advance-fence): it reads only ONCEGATE_BACKEND, ONCEGATE_NAMESPACE (optional:
+// empty means keys are given as stored), the backend's own variables
+// (ONCEGATE_SQL_DSN, ONCEGATE_REDIS_ADDR, GOOGLE_CLOUD_PROJECT, …) and
+// ONCEGATE_TTL when set. The sizing plan is neither read nor validated: the
+// returned Config's Plan is zero except TTL (ONCEGATE_TTL, else
+// sizing.DefaultTTL), which a resolve or an advanced fence keeps the record for.
+// Its Logger (default: discard) gets one info line naming backend and
+// namespace. Errors name the variable and the accepted form, as New's do.
+// Call Close when done.
+func NewAdmin(ctx context.Context, opts *Options) (*Config, error) {
+	var o Options
+	if opts != nil {
+		o = *opts
+	}
+	if o.Getenv == nil {
+		o.Getenv = os.Getenv
+	}
+	if o.Backends == nil {
+		o.Backends = Backends()
+	}
+	if o.Logger == nil {
+		o.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
+	}
+	get := func(name string) string { return strings.TrimSpace(o.Getenv(name)) }
+	var errs []error
+	ns, err := parseNamespace(get(EnvNamespace), false)
+	if err != nil {
+		errs = append(errs, err)
+	}
+	name := get(EnvBackend)
+	open, ok := o.Backends[name]
+	if !ok {
+		errs = append(errs, &sizing.EnvError{Var: EnvBackend, Value: name, Want: "one of " + strings.Join(names(o.Backends), ", ")})
+	}
+	ttl := sizing.DefaultTTL
+	if v := get(sizing.EnvTTL); v != "" {
+		d, err := time.ParseDuration(v)
+		if err == nil && d <= 0 {
+			err = errors.New("not positive")
+		}
+		if err != nil {
+			errs = append(errs, &sizing.EnvError{Var: sizing.EnvTTL, Value: v, Want: "a positive Go duration such as 24h", Err: err})
+		}
+		ttl = d
+	}
+	if len(errs) > 0 {
+		return nil, joinEnv(errs)
+	}
+	b, closeFn, err := open(ctx, o.Getenv)
+	if err != nil {
+		return nil, fmt.Errorf("gateenv: %s backend: %w", name, err)
+	}
+	if closeFn == nil {
+		closeFn = func() error { return nil }
+	}
+	o.Logger.Info("oncegate: opened the backend for an admin command", "backend", name, "namespace", ns)
+	return &Config{BackendName: name, Backend: b, Plan: sizing.Plan{TTL: ttl}, close: closeFn,
+		Gate: gate.Options{Namespace: ns, TTL: ttl, Logger: o.Logger}}, nil
+}

@@ -1,0 +1,183 @@
+package gateenv
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/oncegate/oncegate/sizing"
+)
+
+// EnvPort is the port Serve listens on; Cloud Run sets it. Source: Cloud Run
+// container runtime contract, https://cloud.google.com/run/docs/container-contract
+// ("Listening for requests on the correct port").
+const EnvPort = "PORT"
+
+// DefaultPort is the port Serve listens on when PORT is not set (Cloud Run's
+// default value of PORT).
+const DefaultPort = "8080"
+
+// ServeOptions configure Config.Serve. The zero value (or nil) means defaults.
+type ServeOptions struct {
+	// Addr is the listen address. Default ":" + $PORT, or ":8080" when PORT is
+	// not set.
+	Addr string
+	// Listener, when set, is served instead of listening on Addr.
+	Listener net.Listener
+	// Getenv reads PORT. Default os.Getenv.
+	Getenv func(string) string
+	// Signals end serving, as ctx does. Default SIGTERM (Cloud Run's shutdown
+	// signal) and os.Interrupt (Ctrl-C).
+	Signals []os.Signal
+	// Logger receives the start and stop lines. Default: the gate's logger.
+	Logger *slog.Logger
+}
+
+// Timeouts are the HTTP server timeouts Serve derives from a plan.
+type Timeouts struct {
+	// ReadHeader bounds reading a request's headers: a quarter of the ack
+	// deadline, at most 10 s.
+	ReadHeader time.Duration
+	// ReadBody bounds reading a request's body, from the end of its headers to
+	// the body's end: half the ack deadline. A stalled body is closed well
+	// before Pub/Sub gives up on the push (the ack deadline is the push request's
+	// timeout), and the handler never holds a claim while it waits for bytes: the
+	// body is read before any claim.
+	ReadBody time.Duration
+	// Write bounds a request from the end of its headers to the end of its
+	// answer: the plan's request timeout, the longest Cloud Run lets a request
+	// run (the handler's claim, work deadline and done record fit inside it by
+	// the sizing invariants).
+	Write time.Duration
+	// Idle bounds an idle keep-alive connection: half the ack deadline.
+	Idle time.Duration
+	// Shutdown bounds the drain after SIGTERM: the plan's shutdown grace.
+	Shutdown time.Duration
+}
+
+// ServerTimeouts returns the timeouts for a plan (zero fields take the plan's
+// documented defaults, so a Disabled config's zero plan works too).
+func ServerTimeouts(p sizing.Plan) Timeouts {
+	p = p.WithDefaults()
+	return Timeouts{
+		ReadHeader: min(p.AckDeadline/4, 10*time.Second),
+		ReadBody:   p.AckDeadline / 2,
+		Write:      p.RequestTimeout,
+		Idle:       p.AckDeadline / 2,
+		Shutdown:   p.ShutdownGrace,
+	}
+}
+
+// ErrDrainTimeout is returned by Serve when deliveries were still running when
+// the shutdown grace ran out (their claims lapse with their leases).
+var ErrDrainTimeout = errors.New("gateenv: in-flight deliveries did not finish within the shutdown grace")
+
+// Serve serves h until ctx is done or a signal of opts.Signals (default
+// SIGTERM, os.Interrupt) arrives, with the server timeouts of ServerTimeouts(c.Plan):
+// a stalled body or an idle keep-alive connection is closed before the ack
+// deadline. On the signal it stops accepting connections, waits for in-flight
+// deliveries up to the plan's shutdown grace (Cloud Run sends SIGKILL 10 s after
+// SIGTERM), then closes the backend (Close). It returns nil after a clean drain,
+// an error wrapping ErrDrainTimeout when deliveries outlived the grace, or the
+// listen or serve error; the backend is closed in every case.
+func (c *Config) Serve(ctx context.Context, h http.Handler, opts *ServeOptions) (err error) {
+	defer func() {
+		if cerr := c.Close(); cerr != nil {
+			err = errors.Join(err, fmt.Errorf("gateenv: close the backend: %w", cerr))
+		}
+	}()
+	var o ServeOptions
+	if opts != nil {
+		o = *opts
+	}
+	if o.Getenv == nil {
+		o.Getenv = os.Getenv
+	}
+	if o.Signals == nil {
+		o.Signals = []os.Signal{syscall.SIGTERM, os.Interrupt}
+	}
+	if o.Logger == nil {
+		o.Logger = c.Gate.Logger
+	}
+	if o.Logger == nil {
+		o.Logger = slog.Default()
+	}
+	ctx, stop := signal.NotifyContext(ctx, o.Signals...)
+	defer stop()
+	ln := o.Listener
+	if ln == nil {
+		addr := o.Addr
+		if addr == "" {
+			port := strings.TrimSpace(o.Getenv(EnvPort))
+			if port == "" {
+				port = DefaultPort
+			}
+			addr = ":" + port
+		}
+		if ln, err = net.Listen("tcp", addr); err != nil {
+			return fmt.Errorf("gateenv: listen on %s (%s): %w", addr, EnvPort, err)
+		}
+	}
+	t := ServerTimeouts(c.Plan)
+	srv := &http.Server{
+		Handler:           bodyDeadline(h, t.ReadBody),
+		ReadHeaderTimeout: t.ReadHeader,
+		WriteTimeout:      t.Write,
+		IdleTimeout:       t.Idle,
+		ErrorLog:          slog.NewLogLogger(o.Logger.Handler(), slog.LevelDebug),
+	}
+	errc := make(chan error, 1)
+	go func() { errc <- srv.Serve(ln) }()
+	o.Logger.Info("oncegate: serving", "addr", ln.Addr().String(), "backend", c.BackendName)
+	select {
+	case err := <-errc:
+		return fmt.Errorf("gateenv: serve: %w", err)
+	case <-ctx.Done():
+	}
+	o.Logger.Info("oncegate: shutting down; draining in-flight deliveries", "grace", t.Shutdown)
+	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), t.Shutdown)
+	defer cancel()
+	if err := srv.Shutdown(sctx); err != nil {
+		_ = srv.Close()
+		return fmt.Errorf("%w (%s): %w", ErrDrainTimeout, t.Shutdown, err)
+	}
+	o.Logger.Info("oncegate: drained and stopped")
+	return nil
+}
+
+// bodyDeadline gives each request's body d to arrive, from the end of its
+// headers, and lifts the deadline once the body is read, so the server's
+// background read during the handler cannot time out.
+func bodyDeadline(h http.Handler, d time.Duration) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		rc := http.NewResponseController(w)
+		if r.Body != nil && r.Body != http.NoBody && rc.SetReadDeadline(time.Now().Add(d)) == nil {
+			r.Body = &deadlineBody{ReadCloser: r.Body, rc: rc}
+		}
+		h.ServeHTTP(w, r)
+	})
+}
+
+type deadlineBody struct {
+	io.ReadCloser
+	rc   *http.ResponseController
+	done bool
+}
+
+func (b *deadlineBody) Read(p []byte) (int, error) {
+	n, err := b.ReadCloser.Read(p)
+	if errors.Is(err, io.EOF) && !b.done {
+		b.done = true
+		_ = b.rc.SetReadDeadline(time.Time{})
+	}
+	return n, err
+}

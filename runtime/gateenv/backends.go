@@ -54,14 +54,29 @@ func OpenMemory(context.Context, func(string) string) (gate.Backend, func() erro
 // sqlSchemes are the ONCEGATE_SQL_DSN prefixes sqlgate.Open accepts.
 var sqlSchemes = []string{"postgres://", "postgresql://", "mysql://", "sqlite:"}
 
+// EnvSQLMaxConns bounds the SQL pool (sqlgate.Options.MaxConns): a whole number
+// of connections, at most what the database grants the user. Empty:
+// sqlgate.DefaultMaxConns.
+const EnvSQLMaxConns = "ONCEGATE_SQL_MAX_CONNS"
+
 // OpenSQL opens ONCEGATE_SQL_DSN with sqlgate.Open (the scheme picks the
-// driver) and creates the table when missing.
+// driver), its pool bounded by ONCEGATE_SQL_MAX_CONNS, and creates the table
+// when missing.
 func OpenSQL(ctx context.Context, getenv func(string) string) (gate.Backend, func() error, error) {
 	dsn := strings.TrimSpace(getenv(EnvSQLDSN))
 	if !slices.ContainsFunc(sqlSchemes, func(p string) bool { return len(dsn) > len(p) && strings.EqualFold(dsn[:len(p)], p) }) {
 		return nil, nil, &sizing.EnvError{Var: EnvSQLDSN, Value: redactDSN(dsn), Want: sqlgate.AcceptedSchemes}
 	}
-	s, err := sqlgate.Open(ctx, dsn, nil)
+	maxConns := 0
+	if v := strings.TrimSpace(getenv(EnvSQLMaxConns)); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 1 || n > 10000 {
+			return nil, nil, &sizing.EnvError{Var: EnvSQLMaxConns, Value: v,
+				Want: "a whole number of connections, 1–10000, at most what the database grants the user", Err: err}
+		}
+		maxConns = n
+	}
+	s, err := sqlgate.Open(ctx, dsn, &sqlgate.Options{MaxConns: maxConns})
 	if err != nil {
 		return nil, nil, err
 	}

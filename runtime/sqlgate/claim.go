@@ -18,6 +18,11 @@ import (
 // past gate.MaxFence one matching gate.ErrFenceExhausted. Other errors are the
 // database's, wrapped; context errors are returned as they are.
 func (s *Store) Claim(ctx context.Context, req gate.ClaimRequest) (gate.ClaimResult, error) {
+	done, err := s.admitClaim(ctx)
+	if err != nil {
+		return gate.ClaimResult{}, err
+	}
+	defer done()
 	a := newClaimArgs(req)
 	if s.dialect == MySQL {
 		return s.claimMySQL(ctx, a)

@@ -44,13 +44,21 @@ const (
 //     parameters (modernc.org/sqlite's _journal_mode, _busy_timeout, _pragma, …)
 //     set them.
 //
-// Any other scheme is an error naming these. opts is as for New.
+// Any other scheme is an error naming these. opts is as for New; the pool is
+// bounded to opts.MaxConns connections, DefaultMaxConns when zero.
 func Open(ctx context.Context, dsn string, opts *Options) (*Store, error) {
 	db, d, err := openDB(dsn)
 	if err != nil {
 		return nil, fmt.Errorf("sqlgate.Open: %w", err)
 	}
-	s, err := New(db, d, opts)
+	o := Options{MaxConns: DefaultMaxConns()}
+	if opts != nil {
+		o.Table = opts.Table
+		if opts.MaxConns != 0 {
+			o.MaxConns = opts.MaxConns
+		}
+	}
+	s, err := New(db, d, &o)
 	if err != nil {
 		_ = db.Close()
 		return nil, err

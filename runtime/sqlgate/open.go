@@ -203,6 +203,11 @@ func redactPostgresError(err error) error {
 	if pe.ConnString != "" {
 		reason = strings.ReplaceAll(reason, pe.ConnString, "…")
 	}
+	// pgx quotes the values it refuses, and a value may itself hold quotes: drop
+	// everything from the first quote to the last.
+	if i, j := strings.IndexAny(reason, "\"`"), strings.LastIndexAny(reason, "\"`"); i >= 0 {
+		reason = reason[:i] + "\"…\"" + reason[j+1:]
+	}
 	return fmt.Errorf("%s (the DSN is withheld: it may hold a password); want %s", reason,
 		"postgres://user:password@host:port/db?params with reserved characters in the password percent-encoded")
 }

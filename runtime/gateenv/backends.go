@@ -54,14 +54,29 @@ func OpenMemory(context.Context, func(string) string) (gate.Backend, func() erro
 // sqlSchemes are the ONCEGATE_SQL_DSN prefixes sqlgate.Open accepts.
 var sqlSchemes = []string{"postgres://", "postgresql://", "mysql://", "sqlite:"}
 
+// EnvSQLMaxConns bounds the SQL pool (sqlgate.Options.MaxConns): a whole number
+// of connections, at most what the database grants the user. Empty:
+// sqlgate.DefaultMaxConns.
+const EnvSQLMaxConns = "ONCEGATE_SQL_MAX_CONNS"
+
 // OpenSQL opens ONCEGATE_SQL_DSN with sqlgate.Open (the scheme picks the
-// driver) and creates the table when missing.
+// driver), its pool bounded by ONCEGATE_SQL_MAX_CONNS, and creates the table
+// when missing.
 func OpenSQL(ctx context.Context, getenv func(string) string) (gate.Backend, func() error, error) {
 	dsn := strings.TrimSpace(getenv(EnvSQLDSN))
 	if !slices.ContainsFunc(sqlSchemes, func(p string) bool { return len(dsn) > len(p) && strings.EqualFold(dsn[:len(p)], p) }) {
 		return nil, nil, &sizing.EnvError{Var: EnvSQLDSN, Value: redactDSN(dsn), Want: sqlgate.AcceptedSchemes}
 	}
-	s, err := sqlgate.Open(ctx, dsn, nil)
+	maxConns := 0
+	if v := strings.TrimSpace(getenv(EnvSQLMaxConns)); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 1 || n > 10000 {
+			return nil, nil, &sizing.EnvError{Var: EnvSQLMaxConns, Value: v,
+				Want: "a whole number of connections, 1–10000, at most what the database grants the user", Err: err}
+		}
+		maxConns = n
+	}
+	s, err := sqlgate.Open(ctx, dsn, &sqlgate.Options{MaxConns: maxConns})
 	if err != nil {
 		return nil, nil, err
 	}
@@ -72,18 +87,50 @@ func OpenSQL(ctx context.Context, getenv func(string) string) (gate.Backend, fun
 	return s, s.Close, nil
 }
 
-// redactDSN hides a password in a DSN quoted by an error.
+// redactDSN hides the credentials in a DSN or address quoted by an error: the
+// user information before the last '@' of each comma-separated element, with
+// or without a scheme (a Redis "user:pass@host:port" too), keeping only the
+// user name before the first ':' ("u:xxxxx@h"; "xxxxx@h" when there is no ':',
+// since the whole of it may be a password), and the value of every password=
+// parameter.
 func redactDSN(dsn string) string {
-	scheme, rest, ok := strings.Cut(dsn, "://")
-	if !ok {
-		return dsn
+	parts := strings.Split(dsn, ",")
+	for i, p := range parts {
+		scheme, rest, ok := strings.Cut(p, "://")
+		if !ok {
+			scheme, rest = "", p
+		} else {
+			scheme += "://"
+		}
+		if at := strings.LastIndex(rest, "@"); at >= 0 {
+			info := "xxxxx"
+			if user, _, hasPass := strings.Cut(rest[:at], ":"); hasPass {
+				info = user + ":xxxxx"
+			}
+			rest = info + rest[at:]
+		}
+		parts[i] = scheme + redactPasswordParam(rest)
 	}
-	if at := strings.LastIndex(rest, "@"); at >= 0 {
-		if user, _, hasPass := strings.Cut(rest[:at], ":"); hasPass {
-			return scheme + "://" + user + ":xxxxx" + rest[at:]
+	return strings.Join(parts, ",")
+}
+
+// redactPasswordParam replaces the value of each password= parameter in s.
+func redactPasswordParam(s string) string {
+	var b strings.Builder
+	for {
+		i := strings.Index(strings.ToLower(s), "password=")
+		if i < 0 {
+			b.WriteString(s)
+			return b.String()
+		}
+		b.WriteString(s[:i+len("password=")] + "xxxxx")
+		s = s[i+len("password="):]
+		if j := strings.IndexAny(s, "&; "); j >= 0 {
+			s = s[j:]
+		} else {
+			s = ""
 		}
 	}
-	return dsn
 }
 
 const redisForm = "host:port, a comma-separated list of them (Redis Cluster), or a redis:// or rediss:// URL"

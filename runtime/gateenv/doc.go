@@ -10,6 +10,7 @@
 //	ONCEGATE_DEAD_LETTER_REPLAY_WINDOW
 //	                              the sizing plan (see sizing.FromEnv)
 //	ONCEGATE_SQL_DSN              sql: postgres://…, postgresql://…, mysql://…, sqlite:<path>
+//	ONCEGATE_SQL_MAX_CONNS        sql: the pool bound (default sqlgate.DefaultMaxConns)
 //	ONCEGATE_REDIS_ADDR           redis: host:port, a comma-separated list (Cluster), or a redis:// URL
 //	ONCEGATE_REDIS_ALLOW_EVICTION redis: 1 accepts a server that may evict records (default 0: refused)
 //	GOOGLE_CLOUD_PROJECT          datastore: the project

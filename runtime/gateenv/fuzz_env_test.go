@@ -28,6 +28,10 @@ func FuzzNewEnvironment(f *testing.F) {
 	f.Add("redis", "orders", "60s", "", "", "30s", "", "redis://u:sekrit-pw@h:6379/0", "")
 	f.Add("redis", "orders", "60s", "", "", "30s", "", "h1:1,h2:2,[::1]:3", "")
 	f.Add("redis", "o", "60s", "", "", "30s", "", "h:99999\r\nFLUSHALL", "")
+	f.Add("redis", "orders", "60s", "", "", "30s", "", "user:sekrit-pw@h:6379", "")
+	f.Add("redis", "orders", "60s", "", "", "30s", "", "h1:1,u:sekrit-pw@h2:x", "")
+	f.Add("sql", "orders", "60s", "", "", "30s", "", "", "postgres://u:se@cret-pw@h:x/db")
+	f.Add("sql", "orders", "60s", "", "", "30s", "", "", "oracle://h/db?password=sekrit-pw")
 	f.Add("datastore", "a:b", "1s", "-1s", "1d", "x", "maybe", "", "")
 	f.Add("memory", "", "", "", "", "", "1", "", "")
 	f.Add("memory", "orders", "15m", "0s", "0s", "15m", "0", "", "")
@@ -52,8 +56,10 @@ func FuzzNewEnvironment(f *testing.F) {
 				t.Fatalf("error over several lines: %q", msg)
 			}
 			for _, v := range []string{dsn, redisAddr} {
-				if pw := password(v); len(pw) >= 6 && strings.Contains(msg, pw) {
-					t.Fatalf("error shows the password %q: %q", pw, msg)
+				for _, pw := range secrets(v) {
+					if strings.Contains(msg, pw) {
+						t.Fatalf("error shows %q of a password: %q", pw, msg)
+					}
 				}
 			}
 			return
@@ -80,16 +86,31 @@ func FuzzNewEnvironment(f *testing.F) {
 	})
 }
 
-// password returns the password of a "scheme://user:password@host" value, or "".
-func password(v string) string {
-	_, rest, ok := strings.Cut(v, "://")
-	if !ok {
-		return ""
+// secrets returns what of v's credentials an error must not show: for each
+// comma-separated element with user information ("[scheme://]user:password@host"
+// or "secret@host"), the password (or the whole information when it has no
+// ':') and each of its '@'-, ':'- and '/'-separated pieces, when at least 6
+// bytes long and found nowhere else in v.
+func secrets(v string) []string {
+	var out []string
+	for _, p := range strings.Split(v, ",") {
+		if _, rest, ok := strings.Cut(p, "://"); ok {
+			p = rest
+		}
+		at := strings.LastIndex(p, "@")
+		if at < 0 {
+			continue
+		}
+		user, pw, ok := strings.Cut(p[:at], ":")
+		if !ok {
+			user, pw = "", user
+		}
+		elsewhere := strings.Replace(v, pw, "\x00", 1) + user
+		for _, s := range append([]string{pw}, strings.FieldsFunc(pw, func(r rune) bool { return strings.ContainsRune("@:/", r) })...) {
+			if len(s) >= 6 && !strings.Contains(elsewhere, s) {
+				out = append(out, s)
+			}
+		}
 	}
-	at := strings.LastIndex(rest, "@")
-	if at < 0 {
-		return ""
-	}
-	_, pw, _ := strings.Cut(rest[:at], ":")
-	return pw
+	return out
 }

@@ -18,16 +18,28 @@ import (
 // past gate.MaxFence one matching gate.ErrFenceExhausted. Other errors are the
 // database's, wrapped; context errors are returned as they are.
 func (s *Store) Claim(ctx context.Context, req gate.ClaimRequest) (gate.ClaimResult, error) {
+	done, err := s.admitClaim(ctx)
+	if err != nil {
+		return gate.ClaimResult{}, err
+	}
+	defer done()
 	a := newClaimArgs(req)
 	if s.dialect == MySQL {
 		return s.claimMySQL(ctx, a)
 	}
 	var lastErr error
 	for range maxAttempts {
-		r := new(row)
+		r, after := new(row), int64(0)
 		err := s.queryRow(ctx, nil, s.q.claim,
-			a.key, nullBytes(a.rawKey), a.leaseMs, a.ttlMs, a.token, a.owner, nullBytes(a.fp)).Scan(r.dest()...)
+			a.key, nullBytes(a.rawKey), a.leaseMs, a.ttlMs, a.token, a.owner, nullBytes(a.fp)).Scan(r.dest(&after)...)
 		if err == nil {
+			onPool := func(ctx context.Context, st stmt, args ...any) rowResult { return s.queryRow(ctx, nil, st, args...) }
+			if r, err = s.freshen(ctx, onPool, a, r, after); err != nil {
+				return gate.ClaimResult{}, s.wrapErr(ctx, err, "claim %s: refresh lease", keyq(req.Key))
+			}
+			if r == nil {
+				continue // taken over while its lease was stale: claim again
+			}
 			return a.won(r), nil
 		}
 		if rolledBack(err) {

@@ -15,7 +15,10 @@ import (
 //
 //  1. A plain INSERT of a fresh record (fence 1), the common case of a new key:
 //     one round trip. LAST_INSERT_ID(expr) puts the server clock the statement
-//     used into the OK packet, so the answer needs no second statement. (MySQL
+//     used into the OK packet, so the answer needs no second statement, unless
+//     the INSERT waited on an uncommitted row of the same key that then rolled
+//     back: its NOW() predates the wait, so a second statement sets the lease
+//     from the clock after it (freshenMySQL). (MySQL
 //     reference manual, LAST_INSERT_ID(expr): the value "is remembered as the next
 //     value to be returned by LAST_INSERT_ID()"; the C API's mysql_insert_id(),
 //     which go-sql-driver's LastInsertId reads, returns it too.)
@@ -35,14 +38,24 @@ import (
 func (s *Store) claimMySQL(ctx context.Context, a claimArgs) (gate.ClaimResult, error) {
 	var lastErr error
 	for range maxAttempts {
+		w := startStopwatch()
 		res, err := s.execOnce(ctx, nil, s.q.insert,
 			a.key, nullBytes(a.rawKey), a.leaseMs, a.ttlMs, a.token, a.owner, nullBytes(a.fp))
 		if err == nil {
+			waited := w.elapsed()
 			now, err := res.LastInsertId()
 			if err != nil {
 				return gate.ClaimResult{}, s.wrapErr(ctx, err, "claim %s: read clock", keyq(a.req.Key))
 			}
 			_, next, _ := decide(nil, now, a)
+			if next, err = s.freshenMySQL(ctx, func(ctx context.Context, st stmt, args ...any) (sql.Result, error) {
+				return s.execOnce(ctx, nil, st, args...)
+			}, a, next, waited); err != nil {
+				return gate.ClaimResult{}, s.wrapErr(ctx, err, "claim %s: refresh lease", keyq(a.req.Key))
+			}
+			if next == nil {
+				continue // taken over while its lease was stale: claim again
+			}
 			return a.won(next), nil
 		}
 		if !lostRace(err) {

@@ -48,7 +48,8 @@ func (d Dialect) valid() bool { return d >= Postgres && d <= SQLite }
 //
 //   - PostgreSQL: clock_timestamp() is the wall clock when it is evaluated, so a
 //     statement that waited on a row lock uses the time after the wait (now() is
-//     the transaction start). A timestamptz is an absolute instant; extract(epoch)
+//     the transaction start), except for the VALUES of an INSERT, computed before
+//     the INSERT waits on an uncommitted row of the same key (see freshen). A timestamptz is an absolute instant; extract(epoch)
 //     does not depend on the session's TimeZone.
 //   - MySQL/MariaDB: UTC_TIMESTAMP(6) is the statement's start time in UTC
 //     whatever time_zone the session has, and TIMESTAMPDIFF between two DATETIME

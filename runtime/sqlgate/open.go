@@ -10,8 +10,10 @@ import (
 	"strings"
 
 	"github.com/go-sql-driver/mysql"
-	_ "github.com/jackc/pgx/v5/stdlib" // registers driver "pgx"
-	_ "modernc.org/sqlite"             // registers driver "sqlite"
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/stdlib"
+	_ "modernc.org/sqlite" // registers driver "sqlite"
 )
 
 // AcceptedSchemes names the DSN forms Open accepts, for error messages.
@@ -42,13 +44,21 @@ const (
 //     parameters (modernc.org/sqlite's _journal_mode, _busy_timeout, _pragma, …)
 //     set them.
 //
-// Any other scheme is an error naming these. opts is as for New.
+// Any other scheme is an error naming these. opts is as for New; the pool is
+// bounded to opts.MaxConns connections, DefaultMaxConns when zero.
 func Open(ctx context.Context, dsn string, opts *Options) (*Store, error) {
 	db, d, err := openDB(dsn)
 	if err != nil {
 		return nil, fmt.Errorf("sqlgate.Open: %w", err)
 	}
-	s, err := New(db, d, opts)
+	o := Options{MaxConns: DefaultMaxConns()}
+	if opts != nil {
+		o.Table = opts.Table
+		if opts.MaxConns != 0 {
+			o.MaxConns = opts.MaxConns
+		}
+	}
+	s, err := New(db, d, &o)
 	if err != nil {
 		_ = db.Close()
 		return nil, err
@@ -69,8 +79,11 @@ func openDB(dsn string) (*sql.DB, Dialect, error) {
 	}
 	switch strings.ToLower(scheme) {
 	case "postgres", "postgresql":
-		db, err := sql.Open("pgx", dsn)
-		return db, Postgres, err
+		cfg, err := pgx.ParseConfig(postgresURL(dsn))
+		if err != nil {
+			return nil, 0, fmt.Errorf("postgres DSN: %w", redactPostgresError(err))
+		}
+		return stdlib.OpenDB(*cfg), Postgres, nil
 	case "mysql":
 		cfg, err := mysqlConfig(dsn)
 		if err != nil {
@@ -137,6 +150,66 @@ func redactURLError(err error) error {
 		return errors.New("malformed URL (details withheld: they may quote part of the password)")
 	}
 	return err
+}
+
+// postgresURL returns a postgres:// or postgresql:// DSN whose user
+// information holds more than one '@' with that information split at the last
+// one, as Go's net/url and go-redis read it, and re-encoded: a password may then
+// hold '@', and no part of it is read as the host (pgx splits at the first '@',
+// and quoted the rest of the password as a host name it could not resolve).
+// Any other DSN is returned as it is.
+func postgresURL(dsn string) string {
+	scheme, rest, ok := strings.Cut(dsn, "://")
+	if !ok {
+		return dsn
+	}
+	end := strings.IndexAny(rest, "/?#")
+	if end < 0 {
+		end = len(rest)
+	}
+	authority := rest[:end]
+	at := strings.LastIndex(authority, "@")
+	if at < 0 || strings.Count(authority, "@") < 2 {
+		return dsn
+	}
+	user, pass, hasPass := strings.Cut(authority[:at], ":")
+	unescape := func(s string) string {
+		if u, err := url.PathUnescape(s); err == nil {
+			return u
+		}
+		return s
+	}
+	info := url.User(unescape(user))
+	if hasPass {
+		info = url.UserPassword(unescape(user), unescape(pass))
+	}
+	return scheme + "://" + info.String() + authority[at:] + rest[end:]
+}
+
+// redactPostgresError keeps pgx's reason for refusing a DSN and drops the DSN
+// it quotes: pgx masks passwords only on a best-effort basis (its
+// ParseConfigError doc says malformed input can be too ambiguous to redact).
+func redactPostgresError(err error) error {
+	var pe *pgconn.ParseConfigError
+	if !errors.As(err, &pe) {
+		return errors.New("malformed (details withheld: they may quote part of the password)")
+	}
+	reason := "unreadable"
+	if msg := pe.Error(); strings.HasPrefix(msg, "cannot parse `") {
+		if i := strings.LastIndex(msg, "`: "); i >= 0 {
+			reason = msg[i+3:]
+		}
+	}
+	if pe.ConnString != "" {
+		reason = strings.ReplaceAll(reason, pe.ConnString, "…")
+	}
+	// pgx quotes the values it refuses, and a value may itself hold quotes: drop
+	// everything from the first quote to the last.
+	if i, j := strings.IndexAny(reason, "\"`"), strings.LastIndexAny(reason, "\"`"); i >= 0 {
+		reason = reason[:i] + "\"…\"" + reason[j+1:]
+	}
+	return fmt.Errorf("%s (the DSN is withheld: it may hold a password); want %s", reason,
+		"postgres://user:password@host:port/db?params with reserved characters in the password percent-encoded")
 }
 
 // sqliteName turns the part of a sqlite: DSN after the colon into

@@ -8,6 +8,7 @@ type queries struct {
 	now            stmt // MySQL: the server clock
 	insert         stmt // MySQL: a fresh claimed record, clock via LAST_INSERT_ID
 	reclaim        stmt // MySQL: overwrite a record with a won claim
+	refresh        stmt // a just-won claim's lease from the clock now (see freshen)
 	finish         stmt // done or failed
 	release        stmt
 	held           stmt // is the record claimed with this fence?
@@ -29,8 +30,11 @@ const (
 	// the stored one with fence+1 when memgate would reclaim it: expired, or
 	// claimed with a lapsed lease, not the caller's own token, and no
 	// fingerprint mismatch; never past MaxFence. It returns the row only when it
-	// wrote it. The ON CONFLICT branch runs after the conflicting row is locked,
-	// so its clock reads are taken after any wait for that lock.
+	// wrote it, and the server clock after the write. The ON CONFLICT branch
+	// runs after the conflicting row is locked, so its clock reads are taken
+	// after any wait for that lock; the VALUES are computed before the INSERT
+	// waits on an uncommitted row of the same key, so a fresh record written
+	// after that row rolled back may carry a stale lease (see freshen).
 	claimUpsert = `INSERT INTO {T} AS r (` + cols + `)
 VALUES ($1, $2, 'claimed', 1, {NOW} + $3, NULL, {NOW} + $3 + $4, $5, $6, $7, NULL)
 ON CONFLICT ({K}) DO UPDATE SET
@@ -47,7 +51,7 @@ WHERE r.fence < {MAX} AND ({EXPIRED_R} OR (
 	r.state = 'claimed' AND r.lease_expiry <= {NOW}
 	AND (excluded.claim_token = '' OR r.claim_token <> excluded.claim_token)
 	AND (excluded.fingerprint IS NULL OR r.fingerprint IS NULL OR r.fingerprint = excluded.fingerprint)))
-RETURNING ` + cols
+RETURNING ` + cols + `, {NOW}`
 
 	readRecord = `SELECT ` + cols + `, {NOW} FROM {T} WHERE {K} = $1`
 	lockRecord = `SELECT ` + cols + ` FROM {T} WHERE {K} = $1 FOR UPDATE`
@@ -117,15 +121,18 @@ func buildQueries(d Dialect, table string) queries {
 		q.now = r(readNow)
 		q.insert = r(insertFresh)
 		q.reclaim = r(reclaimRow)
+		q.refresh = r(refreshLeaseMySQL)
 		q.advance = r(advanceMySQL)
 		q.fenceOf = r(fenceOfRecord)
 		q.purge = r(purgeMySQL)
 	case Postgres:
 		q.claim = r(claimUpsert)
+		q.refresh = r(refreshLeaseRow)
 		q.advance = r(advanceUpsert)
 		q.purge = r(purgePostgres)
 	default:
 		q.claim = r(claimUpsert)
+		q.refresh = r(refreshLeaseRow)
 		q.advance = r(advanceUpsert)
 		q.purge = r(purgeSQLite)
 	}

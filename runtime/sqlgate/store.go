@@ -17,6 +17,18 @@ type Options struct {
 	// and underscores, not starting with a digit, at most 63 bytes); it is quoted
 	// in every statement, so on PostgreSQL its case is kept as given.
 	Table string
+	// MaxConns bounds the pool (sql.DB.SetMaxOpenConns, and SetMaxIdleConns to
+	// match): a delivery past the bound waits for a free connection, within its
+	// claim's context, instead of opening one more than the database allows
+	// (PostgreSQL's max_connections or a role's CONNECTION LIMIT, MySQL's
+	// max_user_connections), which fails. Zero: Open uses DefaultMaxConns, and New
+	// leaves the caller's pool as configured. Negative is an error. Set it to at
+	// most the connections the database grants this user, less any other pools.
+	//
+	// On a bounded pool (however bounded, when New reads it) a quarter of the
+	// connections (rounded down) is kept from claims, so what runs after a body
+	// (complete, fail, release, unknown mark) never waits behind new claims.
+	MaxConns int
 }
 
 // Store is the SQL backend. It is safe for concurrent use; every method runs its
@@ -27,7 +39,8 @@ type Store struct {
 	table   string
 	ownsDB  bool
 	q       queries
-	stmts   sync.Map // statement text → *sql.Stmt; see prepared
+	stmts   sync.Map      // statement text → *sql.Stmt; see prepared
+	claims  chan struct{} // claim slots on a bounded pool; see claimSlots
 }
 
 var (
@@ -45,8 +58,9 @@ var (
 // New returns a Store over db, a pool the caller configured for dialect d. It
 // does not touch the database: create the table with CreateSchema or your own
 // migrations (see DDL). It returns an error naming the field when db is nil, d is
-// not a known Dialect, or opts.Table is not a plain identifier. Close does not
-// close db.
+// not a known Dialect, opts.Table is not a plain identifier, or opts.MaxConns is
+// negative. A positive opts.MaxConns bounds db; the bound db has when New returns
+// sizes the claims' share of it (see Options.MaxConns). Close does not close db.
 func New(db *sql.DB, d Dialect, opts *Options) (*Store, error) {
 	if db == nil {
 		return nil, fmt.Errorf("sqlgate.New: db is nil")
@@ -61,7 +75,14 @@ func New(db *sql.DB, d Dialect, opts *Options) (*Store, error) {
 	if err := checkIdent(table); err != nil {
 		return nil, fmt.Errorf("sqlgate.Options.Table: %w; use a plain identifier such as %q", err, DefaultTable)
 	}
-	return &Store{db: db, dialect: d, table: table, q: buildQueries(d, table)}, nil
+	if opts != nil && opts.MaxConns < 0 {
+		return nil, fmt.Errorf("sqlgate.Options.MaxConns: must be positive, or zero for the default (got %d)", opts.MaxConns)
+	}
+	if opts != nil {
+		applyPoolBound(db, opts.MaxConns)
+	}
+	return &Store{db: db, dialect: d, table: table, q: buildQueries(d, table),
+		claims: claimSlots(db.Stats().MaxOpenConnections)}, nil
 }
 
 // DB returns the Store's pool.

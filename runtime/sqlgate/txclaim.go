@@ -149,10 +149,12 @@ func (s *Store) claimTx(ctx context.Context, x txExec, a claimArgs, noWait bool)
 	}
 	// PostgreSQL and SQLite: the pool-side upsert and read, in tx.
 	for range maxAttempts {
-		r := new(row)
+		r, after := new(row), int64(0)
 		err := x.queryRow(ctx, s.q.claim,
-			a.key, nullBytes(a.rawKey), a.leaseMs, a.ttlMs, a.token, a.owner, nullBytes(a.fp)).Scan(r.dest()...)
+			a.key, nullBytes(a.rawKey), a.leaseMs, a.ttlMs, a.token, a.owner, nullBytes(a.fp)).Scan(r.dest(&after)...)
 		if err == nil {
+			// No freshen: the claim commits with its done record or not at all, so
+			// no other transaction ever judges its lease.
 			return a.won(r), nil
 		}
 		if !errors.Is(err, sql.ErrNoRows) {

@@ -5,7 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"mime"
 	"net/http"
+	"strings"
+	"unicode/utf8"
 
 	"github.com/cloudevents/sdk-go/v2/event"
 	cehttp "github.com/cloudevents/sdk-go/v2/protocol/http"
@@ -31,9 +34,17 @@ type Event struct {
 // request whose body was already read. For a PubSubMessagePublished event it
 // parses the data as MessagePublishedData (the wrapped push envelope's shape).
 // Message data (or, for other types, event data) over maxDataBytes is
-// ErrTooLarge (no limit when zero or negative). Other errors match
+// ErrTooLarge (no limit when zero or negative). A structured-mode body that
+// push.CheckJSONText refuses (not UTF-8, or an unpaired surrogate escape, which
+// the decoder would fold to U+FFFD so that two event ids share one key), and
+// an id or source that is not valid UTF-8, are malformed. Other errors match
 // push.ErrMalformed; they never quote the body.
 func ParseRequest(r *http.Request, body []byte, maxDataBytes int64) (*Event, error) {
+	if mt, _, _ := mime.ParseMediaType(r.Header.Get("Content-Type")); strings.HasPrefix(mt, "application/cloudevents") {
+		if err := push.CheckJSONText(body); err != nil {
+			return nil, err
+		}
+	}
 	req := r.Clone(r.Context())
 	req.Body, req.ContentLength = io.NopCloser(bytes.NewReader(body)), int64(len(body))
 	ce, err := cehttp.NewEventFromHTTPRequest(req)
@@ -42,6 +53,9 @@ func ParseRequest(r *http.Request, body []byte, maxDataBytes int64) (*Event, err
 	}
 	if err := ce.Validate(); err != nil {
 		return nil, fmt.Errorf("%w: invalid CloudEvent: %w", push.ErrMalformed, err)
+	}
+	if !utf8.ValidString(ce.ID()) || !utf8.ValidString(ce.Source()) {
+		return nil, fmt.Errorf("%w: CloudEvent id or source is not valid UTF-8", push.ErrMalformed)
 	}
 	e := &Event{CloudEvent: *ce}
 	size := int64(len(ce.Data()))

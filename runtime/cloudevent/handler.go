@@ -33,6 +33,9 @@ type Options struct {
 	// MaxDataBytes is the largest message data accepted, in bytes; larger answers
 	// 413. Default push.DefaultMaxDataBytes (Pub/Sub's 10 MB message limit).
 	MaxDataBytes int64
+	// MaxConcurrentReads bounds the request bodies read at once. Default
+	// push.DefaultMaxConcurrentReads.
+	MaxConcurrentReads int
 	// OIDC, when set, verifies the request's OIDC token before any claim (an
 	// Eventarc trigger's service account).
 	OIDC *push.OIDCConfig
@@ -88,7 +91,8 @@ func NewHandler(g *gate.Gate, fn HandlerFunc, opts *Options) (*push.Guard, error
 	// the envelope overhead covers the event attributes.
 	return push.NewGuard(g, parse, &push.GuardOptions{
 		Adapter: "cloudevent", Mode: o.Mode, MaxBodyBytes: push.MaxBodyBytes(o.MaxDataBytes),
-		AllowUnguarded: o.AllowUnguarded, Disabled: o.Disabled, OIDC: o.OIDC, Logger: o.Logger,
+		MaxConcurrentReads: o.MaxConcurrentReads,
+		AllowUnguarded:     o.AllowUnguarded, Disabled: o.Disabled, OIDC: o.OIDC, Logger: o.Logger,
 		MeterProvider: o.MeterProvider, TracerProvider: o.TracerProvider,
 	})
 }

@@ -3,6 +3,7 @@ package gate
 import (
 	"crypto/sha256"
 	"encoding/hex"
+	"slices"
 	"strings"
 	"unicode/utf8"
 )
@@ -32,7 +33,17 @@ func StoreKey(key string, maxBytes int) string {
 // ":", so ("a:b", "c") and ("a", "b:c") never collide. Choose parts that are
 // stable across retries of one intent and distinct across intents (an order id,
 // an operation name, a tenant), never a fresh UUID or a timestamp.
+//
+// When there are no parts or any part is empty, OperationKey returns the empty
+// key, which every verb refuses with ErrInvalidKey before any claim and every
+// adapter treats as no key (500, fail closed): an empty part is almost always a
+// missing field, and two intents both missing it would otherwise share a
+// record ("tenant-1:" for two orders without an id, ":" for two messages
+// without either field).
 func OperationKey(parts ...string) string {
+	if len(parts) == 0 || slices.Contains(parts, "") {
+		return ""
+	}
 	var b strings.Builder
 	for i, p := range parts {
 		if i > 0 {

@@ -10,7 +10,11 @@
 //  1. refuses a method other than POST (405);
 //  2. verifies the OIDC token when Options.OIDC is set (401 or 403), before
 //     anything is read or claimed;
-//  3. reads the body up to MaxBodyBytes(Options.MaxDataBytes) (413 past it);
+//  3. reads the body up to MaxBodyBytes(Options.MaxDataBytes) (413 past it, or
+//     at once when Content-Length declares more), holding one of
+//     Options.MaxConcurrentReads read slots (503 "busy" when the request ends
+//     waiting for one); the buffer grows as bytes arrive, never from the
+//     declared length;
 //  4. parses the envelope (400 when malformed): the wrapped JSON form
 //     (ParseEnvelope) or the unwrapped "no wrapper" form with its
 //     x-goog-pubsub-* headers (ParseUnwrapped); data over Options.MaxDataBytes

@@ -2,6 +2,7 @@ package push
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -62,8 +63,16 @@ type GuardOptions struct {
 	// Mode is the verb. Default ModeLock.
 	Mode Mode
 	// MaxBodyBytes caps the request body read, in bytes; past it the Guard answers
-	// 413 without parsing. Default DefaultMaxBodyBytes.
+	// 413 without parsing, and a declared Content-Length past it answers 413
+	// without reading. Default DefaultMaxBodyBytes.
 	MaxBodyBytes int64
+	// MaxConcurrentReads bounds how many request bodies are read at once; a
+	// request waits for a slot until its context ends (then 503, outcome "busy",
+	// a nack). The read buffer grows with the bytes that arrive, never from the
+	// declared Content-Length, so the memory bodies in flight pin is at most
+	// MaxConcurrentReads × MaxBodyBytes and, for slow senders, only what they
+	// sent. Default DefaultMaxConcurrentReads.
+	MaxConcurrentReads int
 	// AllowUnguarded runs deliveries whose key is not resolvable without any
 	// claim (fence 0), logged at warning level, instead of failing closed with 500.
 	AllowUnguarded bool
@@ -92,7 +101,13 @@ type Guard struct {
 	o     GuardOptions
 	log   *slog.Logger
 	tel   *telemetry.Instruments
+	reads chan struct{} // one token per body being read
 }
+
+// DefaultMaxConcurrentReads is GuardOptions.MaxConcurrentReads' default: 16
+// bodies at once, at most 16 × DefaultMaxBodyBytes (about 230 MB) in flight,
+// and only as much as senders actually sent.
+const DefaultMaxConcurrentReads = 16
 
 var _ http.Handler = (*Guard)(nil)
 
@@ -113,6 +128,11 @@ func NewGuard(g *gate.Gate, parse Parser, o *GuardOptions) (*Guard, error) {
 		return nil, fmt.Errorf("push.GuardOptions.Mode: %d is not ModeLock or ModeMutex", v.Mode)
 	case v.MaxBodyBytes < 0:
 		return nil, fmt.Errorf("push.GuardOptions.MaxBodyBytes: must be zero (default) or positive, got %d", v.MaxBodyBytes)
+	case v.MaxConcurrentReads < 0:
+		return nil, fmt.Errorf("push.GuardOptions.MaxConcurrentReads: must be zero (default) or positive, got %d", v.MaxConcurrentReads)
+	}
+	if v.MaxConcurrentReads == 0 {
+		v.MaxConcurrentReads = DefaultMaxConcurrentReads
 	}
 	if v.Adapter == "" {
 		v.Adapter = "http"
@@ -138,7 +158,8 @@ func NewGuard(g *gate.Gate, parse Parser, o *GuardOptions) (*Guard, error) {
 	if err != nil {
 		return nil, err
 	}
-	gd := &Guard{g: g, parse: parse, o: v, log: log.With("adapter", v.Adapter), tel: tel}
+	gd := &Guard{g: g, parse: parse, o: v, log: log.With("adapter", v.Adapter), tel: tel,
+		reads: make(chan struct{}, v.MaxConcurrentReads)}
 	if v.Disabled {
 		gd.log.Warn("oncegate: ONCEGATE_DISABLED: the handler is a pass-through; every delivery runs unguarded (for handler unit tests only)")
 	}
@@ -165,6 +186,10 @@ func (gd *Guard) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	body, err := gd.readBody(w, r)
 	if err != nil {
+		if errors.Is(err, errBusy) {
+			gd.refuse(w, r, http.StatusServiceUnavailable, OutcomeBusy, err)
+			return
+		}
 		if errors.Is(err, ErrTooLarge) {
 			gd.refuse(w, r, http.StatusRequestEntityTooLarge, OutcomeTooLarge, err)
 			return
@@ -184,12 +209,27 @@ func (gd *Guard) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	gd.serve(w, r, d)
 }
 
-// readBody reads at most MaxBodyBytes; a longer body is ErrTooLarge.
+var errBusy = errors.New("too many request bodies being read")
+
+// readBody reads at most MaxBodyBytes; a longer body, declared or sent, is
+// ErrTooLarge. It holds one of MaxConcurrentReads slots while it reads (errBusy
+// when the request ends first), and its buffer grows with the bytes received:
+// the declared Content-Length is a claim of the sender, so it sizes nothing.
 func (gd *Guard) readBody(w http.ResponseWriter, r *http.Request) ([]byte, error) {
-	var buf bytes.Buffer
-	if n := r.ContentLength; n > 0 && n <= gd.o.MaxBodyBytes {
-		buf.Grow(int(n) + bytes.MinRead)
+	if r.ContentLength > gd.o.MaxBodyBytes {
+		return nil, fmt.Errorf("%w: declared Content-Length %d is over %d bytes", ErrTooLarge, r.ContentLength, gd.o.MaxBodyBytes)
 	}
+	select {
+	case gd.reads <- struct{}{}:
+	default:
+		select {
+		case gd.reads <- struct{}{}:
+		case <-r.Context().Done():
+			return nil, fmt.Errorf("%w (%d): %w", errBusy, cap(gd.reads), context.Cause(r.Context()))
+		}
+	}
+	defer func() { <-gd.reads }()
+	var buf bytes.Buffer
 	_, err := buf.ReadFrom(http.MaxBytesReader(w, r.Body, gd.o.MaxBodyBytes))
 	var mbe *http.MaxBytesError
 	switch {

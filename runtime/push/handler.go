@@ -110,6 +110,9 @@ type Options struct {
 	// 413. Default DefaultMaxDataBytes. The request body may be up to
 	// MaxBodyBytes(MaxDataBytes).
 	MaxDataBytes int64
+	// MaxConcurrentReads bounds the request bodies read at once (see
+	// GuardOptions.MaxConcurrentReads). Default DefaultMaxConcurrentReads.
+	MaxConcurrentReads int
 	// OIDC, when set, verifies the push's OIDC token before any claim.
 	OIDC *OIDCConfig
 	// Disabled makes the handler a logged pass-through (handler unit tests only).
@@ -157,7 +160,7 @@ func NewHandler(g *gate.Gate, fn HandlerFunc, opts *Options) (*Guard, error) {
 		}, nil
 	}
 	return NewGuard(g, parse, &GuardOptions{
-		Adapter: "push", Mode: o.Mode, MaxBodyBytes: MaxBodyBytes(o.MaxDataBytes),
+		Adapter: "push", Mode: o.Mode, MaxBodyBytes: MaxBodyBytes(o.MaxDataBytes), MaxConcurrentReads: o.MaxConcurrentReads,
 		AllowUnguarded: o.AllowUnguarded, Disabled: o.Disabled, OIDC: o.OIDC, Logger: o.Logger,
 		MeterProvider: o.MeterProvider, TracerProvider: o.TracerProvider,
 	})

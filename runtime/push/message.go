@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"strings"
 	"time"
 )
 
@@ -17,8 +18,12 @@ type Message struct {
 	Data []byte
 	// Attributes are the message's attributes; nil when it has none. In the
 	// unwrapped form their names are lower-cased (HTTP headers are
-	// case-insensitive); see ParseUnwrapped.
+	// case-insensitive); see ParseUnwrapped. Look them up with Attribute,
+	// which matches the way each form carries them.
 	Attributes map[string]string
+	// Unwrapped reports the message came as an unwrapped ("no wrapper") push,
+	// its attributes as HTTP headers.
+	Unwrapped bool
 	// MessageID is the server-assigned id, unique within a topic: every
 	// subscription of the topic and every redelivery sees the same id. Empty when
 	// the envelope carries none (unwrapped delivery without write-metadata).
@@ -34,6 +39,23 @@ type Message struct {
 	// present only on a subscription with a dead-letter policy; 0 means absent and
 	// is never guessed.
 	DeliveryAttempt int
+}
+
+// Attribute returns the value of the attribute name and whether it is present.
+// A wrapped message's names are matched exactly (Pub/Sub attribute names are
+// case-sensitive). An unwrapped message's are matched case-insensitively:
+// Pub/Sub writes each attribute to a header of its name (PushConfig.NoWrapper
+// write_metadata in the Pub/Sub API reference), and header names are
+// case-insensitive (RFC 9110, section 5.1), are sent in lower case over HTTP/2
+// (RFC 9113, section 8.2.2) and are canonicalised by Go's server, so the
+// publisher's spelling ("orderId") does not survive; an unwrapped push reaches
+// the handler as "orderid".
+func (m *Message) Attribute(name string) (string, bool) {
+	if m.Unwrapped {
+		name = strings.ToLower(name)
+	}
+	v, ok := m.Attributes[name]
+	return v, ok
 }
 
 // wireEnvelope is the wrapped push body: see Pub/Sub's push subscription docs
@@ -60,9 +82,15 @@ type wireMessage struct {
 // spellings of the id and publish time ("messageId"/"message_id",
 // "publishTime"/"publish_time") are accepted; when both are present and differ
 // the envelope is malformed. A missing or null "data" is an empty payload; data
-// that is not base64 is malformed. Unknown fields are ignored. Every error matches
-// ErrMalformed.
+// that is not base64 is malformed. A body that is not valid UTF-8 or holds an
+// unpaired surrogate escape ("\ud800") is malformed (CheckJSONText), so every
+// id and attribute is byte-exact: the decoder would fold both to U+FFFD and two
+// messages would share one key. Unknown fields are ignored. Every error
+// matches ErrMalformed.
 func ParseEnvelope(body []byte) (*Message, error) {
+	if err := CheckJSONText(body); err != nil {
+		return nil, err
+	}
 	var w wireEnvelope
 	if err := json.Unmarshal(body, &w); err != nil {
 		return nil, jsonError(err)

@@ -24,7 +24,8 @@ import (
 //	error (anything else)      500 Internal Server Error (nack)
 //
 // The adapters answer these before any verb runs: 400 for a malformed envelope,
-// 413 past the size limit, 401 or 403 for a failed OIDC check, 405 for a method
+// 413 past the size limit, 503 when the request ended waiting for a body-read
+// slot, 401 or 403 for a failed OIDC check, 405 for a method
 // other than POST, and 500 when no key is resolvable and unguarded runs are not
 // allowed.
 func Status(o gate.Outcome) int {
@@ -62,4 +63,7 @@ const (
 	OutcomeForbidden       = "forbidden"
 	OutcomeNoKey           = "no-key"
 	OutcomeBadMethod       = "bad-method"
+	// OutcomeBusy: the request ended while waiting for one of the Guard's
+	// MaxConcurrentReads body-read slots (503, a nack).
+	OutcomeBusy = "busy"
 )

@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 )
 
 // Headers of an unwrapped push with write-metadata on. Pub/Sub writes the
@@ -47,9 +48,13 @@ func IsUnwrapped(h http.Header) bool {
 // names are lower-cased, and an attribute named like a transport header cannot be
 // told apart from it, so use the wrapped form when attributes must be exact. A
 // publish time that is not RFC 3339 or a delivery attempt that is not a
-// non-negative integer is malformed (ErrMalformed).
+// non-negative integer is malformed (ErrMalformed), as is a metadata or
+// attribute header value that is not valid UTF-8 (Pub/Sub's are protobuf
+// strings, always UTF-8). Look attributes up with Message.Attribute, which
+// matches their names case-insensitively.
 func ParseUnwrapped(h http.Header, body []byte) (*Message, error) {
 	m := &Message{
+		Unwrapped:    true,
 		Data:         body,
 		MessageID:    h.Get(HeaderMessageID),
 		Subscription: h.Get(HeaderSubscription),
@@ -72,9 +77,17 @@ func ParseUnwrapped(h http.Header, body []byte) (*Message, error) {
 		}
 		m.DeliveryAttempt = int(n)
 	}
+	for _, f := range []struct{ name, v string }{{HeaderMessageID, m.MessageID}, {HeaderSubscription, m.Subscription}, {HeaderOrderingKey, m.OrderingKey}} {
+		if !utf8.ValidString(f.v) {
+			return nil, fmt.Errorf("%w: header %s is not valid UTF-8", ErrMalformed, f.name)
+		}
+	}
 	for name, vals := range h {
 		if len(vals) == 0 || isTransport(name) {
 			continue
+		}
+		if !utf8.ValidString(vals[0]) {
+			return nil, fmt.Errorf("%w: attribute header %s is not valid UTF-8", ErrMalformed, http.CanonicalHeaderKey(name))
 		}
 		if m.Attributes == nil {
 			m.Attributes = map[string]string{}

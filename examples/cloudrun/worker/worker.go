@@ -35,6 +35,9 @@ type Config struct {
 	// KeyAttribute, when set, takes the idempotency key from this message
 	// attribute (a business key, so a republished order under a new message id is
 	// still one order); a message without it fails closed. Empty: the message id.
+	// It is matched as push.Message.Attribute matches: exactly in a wrapped
+	// push, case-insensitively in an unwrapped one (attributes arrive as HTTP
+	// headers).
 	KeyAttribute string
 	// Mode is the push verb (lock by default).
 	Mode push.Mode
@@ -62,7 +65,7 @@ func Handler(g *gate.Gate, cfg Config, opts *push.Options) (http.Handler, error)
 	o.Mode = cfg.Mode
 	if attr := cfg.KeyAttribute; attr != "" {
 		o.KeyFunc = func(m *push.Message) (string, error) {
-			if k := m.Attributes[attr]; k != "" {
+			if k, _ := m.Attribute(attr); k != "" {
 				return k, nil
 			}
 			return "", fmt.Errorf("message %s has no %q attribute", m.MessageID, attr)

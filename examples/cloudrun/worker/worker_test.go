@@ -1,20 +1,26 @@
 package worker_test
 
 import (
+	"bufio"
+	"bytes"
 	"context"
 	"encoding/base64"
 	"io"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"os"
+	"path/filepath"
 	"strings"
 	"sync/atomic"
 	"testing"
 
 	"github.com/oncegate/oncegate/internal/oidctest"
 	"github.com/oncegate/oncegate/examples/cloudrun/worker"
+	"github.com/oncegate/oncegate/runtime/gate"
 	"github.com/oncegate/oncegate/runtime/gateenv"
 	"github.com/oncegate/oncegate/runtime/memgate"
+	"github.com/oncegate/oncegate/runtime/push"
 )
 
 const (
@@ -98,5 +104,65 @@ func TestMainRefusesUnverifiedPushes(t *testing.T) {
 	err := worker.Main(context.Background(), func(k string) string { return vars[k] }, io.Discard)
 	if err == nil || !strings.Contains(err.Error(), gateenv.EnvOIDCAudience) || !strings.Contains(err.Error(), gateenv.EnvOIDCDisabled) {
 		t.Fatalf("Main = %v, want an error naming %s and %s", err, gateenv.EnvOIDCAudience, gateenv.EnvOIDCDisabled)
+	}
+}
+
+// TestKeyAttributeOfUnwrappedPush checks ONCEGATE_KEY_ATTRIBUTE=orderId finds
+// the attribute in an unwrapped push, where it arrives as an HTTP header
+// ("orderId: PO-1043", canonicalised by Go to "Orderid"): the message runs
+// under that key (it answered 500 no-key when attribute names were matched
+// exactly after lower-casing), and so does the wrapped form of the same
+// message. A wrapped attribute of another case is another attribute.
+func TestKeyAttributeOfUnwrappedPush(t *testing.T) {
+	keyAttrStore := memgate.New(nil)
+	g, err := gate.New(keyAttrStore, &gate.Options{Namespace: "orders", Logger: quiet})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sup, _ := supplierCounter(t)
+	keyAttrHandler, err := worker.Handler(g, worker.Config{SupplierURL: sup.URL, KeyAttribute: "orderId"}, &push.Options{Logger: quiet})
+	if err != nil {
+		t.Fatal(err)
+	}
+	raw, err := os.ReadFile(filepath.Join("testdata", "unwrapped.http"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The fixture's shape, with the publisher's camel-case attribute added.
+	raw = bytes.Replace(raw, []byte("po_id: PO-1043\n"), []byte("po_id: PO-1043\norderId: PO-1043\n"), 1)
+	req, err := http.ReadRequest(bufio.NewReader(bytes.NewReader(raw)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(req.Body)
+	unwrapped := func() *http.Request {
+		r := httptest.NewRequest(http.MethodPost, "/", bytes.NewReader(bytes.TrimSpace(body)))
+		r.Header = req.Header.Clone()
+		return r
+	}
+	wrapped := func(attr string) *http.Request {
+		return httptest.NewRequest(http.MethodPost, "/", strings.NewReader(`{"message":{"messageId":"m-9","data":"e30=","attributes":{"`+attr+`":"PO-1043"}}}`))
+	}
+	for _, tc := range []struct {
+		name    string
+		req     func() *http.Request
+		status  int
+		outcome string
+	}{
+		{"unwrapped", unwrapped, http.StatusNoContent, "ran"},
+		{"unwrapped again", unwrapped, http.StatusNoContent, "duplicate"},
+		{"wrapped, same key", func() *http.Request { return wrapped("orderId") }, http.StatusNoContent, "duplicate"},
+		{"wrapped, other case", func() *http.Request { return wrapped("orderid") }, http.StatusInternalServerError, "no-key"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			rec := httptest.NewRecorder()
+			keyAttrHandler.ServeHTTP(rec, tc.req())
+			if rec.Code != tc.status || rec.Header().Get(push.HeaderOutcome) != tc.outcome {
+				t.Fatalf("status %d %s, want %d %s", rec.Code, rec.Header().Get(push.HeaderOutcome), tc.status, tc.outcome)
+			}
+		})
+	}
+	if _, ok, _ := keyAttrStore.Inspect(context.Background(), "orders:PO-1043"); !ok || keyAttrStore.Len() != 1 {
+		t.Errorf("want one record, orders:PO-1043; have %d", keyAttrStore.Len())
 	}
 }

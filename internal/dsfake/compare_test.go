@@ -243,10 +243,23 @@ func transcript(t *testing.T, c *datastore.Client) []string {
 // TestFakeMatchesEmulator runs the same scripted sequence of Datastore calls — the
 // lookups, begin-later and read-only transactions, conflicting commits, expires_at
 // and state queries, deletes and limits datastoregate relies on — against the fake
-// and the Datastore emulator, and compares the answers step by step. The package
+// and the Datastore emulator (in both its modes), and compares the answers step by
+// step. The package
 // doc lists the differences it found.
 func TestFakeMatchesEmulator(t *testing.T) {
-	host := testenv.DatastoreEmulator(t)
+	for _, mode := range []struct {
+		name string
+		host func(testing.TB) string
+	}{
+		{"datastore-mode", testenv.DatastoreEmulator},
+		{"firestore-mode", testenv.DatastoreEmulatorFirestoreMode},
+	} {
+		t.Run(mode.name, func(t *testing.T) { compareWithEmulator(t, mode.host(t)) })
+	}
+}
+
+// compareWithEmulator runs the script on a fresh fake and on the emulator at host.
+func compareWithEmulator(t *testing.T, host string) {
 	ec, err := datastore.NewClient(t.Context(), dsfake.Project, emulator.ClientOptions(host)...)
 	if err != nil {
 		t.Fatal(err)

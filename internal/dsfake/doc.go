@@ -41,7 +41,8 @@
 // of a committed transaction, expires_at range queries with order and limit, a
 // state query, a filter on an unindexed property, deletes, key and value limits)
 // on the fake and on the Datastore emulator (Cloud SDK 528, started by
-// internal/testenv) and wants the same answer at every step. Differences found, and
+// internal/testenv), in its legacy Datastore mode and in its Firestore in Datastore
+// mode, and wants the same answer at every step. Differences found, and
 // what became of them:
 //
 //   - A transaction that writes an entity it never read, after another commit

@@ -20,12 +20,16 @@ type datastoreKind struct {
 	client func(t *testing.T) *datastore.Client
 }
 
-// datastores lists the fake and the Datastore emulator, by subtest name. The
-// Firestore emulator in Datastore mode is not among them: it aborts every
+// datastores lists the fake and the Datastore emulator, in its legacy Datastore
+// mode (consistency 1.0) and in its Firestore in Datastore mode (the mode of
+// production databases), by subtest name. The Firestore emulator in Datastore mode is not among them: it aborts every
 // transaction begun by a lookup (see TestFirestoreEmulatorAbortsBeginLater).
 var datastores = []datastoreKind{
 	{"fake", func(t *testing.T) *datastore.Client { return dsfake.Start(t).Client(t, "") }},
 	{"emulator", func(t *testing.T) *datastore.Client { return emulatorClient(t, testenv.DatastoreEmulator(t)) }},
+	{"emulator-firestore-mode", func(t *testing.T) *datastore.Client {
+		return emulatorClient(t, testenv.DatastoreEmulatorFirestoreMode(t))
+	}},
 }
 
 // emulatorClient returns a client of the emulator on host, closed when t ends.

@@ -70,9 +70,10 @@
 //
 // The package's tests run the gatetest contract suite twice: on internal/dsfake,
 // an in-process fake of the Datastore gRPC API (TestConformance/fake/...), and on
-// Google's Datastore emulator (TestConformance/emulator/...), which
-// internal/testenv starts once per test binary (or takes from
-// ONCEGATE_TEST_DATASTORE_EMULATOR_HOST). Without the emulator installed the
+// Google's Datastore emulator, once in its legacy Datastore mode
+// (TestConformance/emulator/...) and once in its Firestore in Datastore mode
+// (TestConformance/emulator-firestore-mode/...), each started by internal/testenv
+// once per test binary. Without the emulator installed the
 // emulator runs skip, or fail under CI=true. Each backend the suite makes lives in a
 // fresh namespace, so runs do not interfere and need no cleanup. The fake remains
 // for what no emulator does on demand: aborted commits, lost commit answers,

@@ -109,6 +109,20 @@ var datastoreKind = &kind{
 	upMarker: apiEndpoint,
 }
 
+var datastoreFirestoreModeKind = &kind{
+	name: "Datastore emulator (Firestore in Datastore mode)",
+	file: "datastore-firestore-mode-emulator",
+	dir:  "cloud-datastore-emulator",
+	pkg:  "google-cloud-cli-datastore-emulator",
+	jar:  fileIn("CloudDatastore.jar"),
+	args: func(jar string, port int) []string {
+		return []string{"-cp", jar, "com.google.cloud.datastore.emulator.CloudDatastore", "start",
+			"--testing", "--host=127.0.0.1", "--port=" + strconv.Itoa(port),
+			"--store_on_disk=false", "--firestore_in_datastore_mode"}
+	},
+	upMarker: apiEndpoint,
+}
+
 var firestoreKind = &kind{
 	name: "Firestore emulator (Datastore mode)",
 	file: "firestore-emulator",
@@ -162,6 +176,17 @@ func StartPubSub(ctx context.Context, o Options) (*Emulator, error) {
 // ErrNotInstalled when the emulator or Java is missing.
 func StartDatastore(ctx context.Context, o Options) (*Emulator, error) {
 	return start(ctx, datastoreKind, o)
+}
+
+// StartDatastoreFirestoreMode starts the Datastore emulator in memory with
+// --firestore_in_datastore_mode (what `gcloud beta emulators datastore start
+// --use-firestore-in-datastore-mode` runs): it behaves as Firestore in Datastore
+// mode, the mode of every new production database, with strongly consistent queries
+// and no ancestor rule for queries in transactions. Clients find it as they find
+// StartDatastore's. The error wraps ErrNotInstalled when the emulator or Java is
+// missing.
+func StartDatastoreFirestoreMode(ctx context.Context, o Options) (*Emulator, error) {
+	return start(ctx, datastoreFirestoreModeKind, o)
 }
 
 // StartFirestoreDatastoreMode starts the Firestore emulator with

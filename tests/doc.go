@@ -16,7 +16,7 @@
 //     front end) and the dead-letter topic with its pull subscription are
 //     created through the pubsub/v2 admin clients. No project code redelivers,
 //     counts attempts or dead-letters on this path. TestCrashStorm/emulator,
-//     TestSizingProof and TestEmulatorRetryPolicy run here.
+//     TestSizingProof, TestPoisonMessage and TestEmulatorRetryPolicy run here.
 //   - pstest, Google's in-process fake, which does not push and ignores retry
 //     and dead-letter policies, with the project's push bridge
 //     (internal/pushbridge) pulling from it and re-implementing both. It stays
@@ -25,9 +25,14 @@
 //     time on each of its 2 loops per subscription), a deliveryAttempt field in
 //     the envelope (the emulator sends none, so the front end numbers the
 //     emulator's pushes itself), a push timeout at the ack deadline (the
-//     emulator has none; the front end's Detach route plays it), and a world
-//     with no Java (the scenarios other than the storm and the sizing proof
-//     run only here, outside the emulator's reach by construction or by time).
+//     emulator has none; the front end's Detach route plays it), several
+//     subscriptions on one topic (not wired for the emulator yet), and a world
+//     with no Java. TestTransportRedelivery, TestConcurrentDelivery,
+//     TestTwoSubscriptions, TestNackThenSuccess and TestMutex still run only
+//     here: they check the gateway's answers to deliveries the front end shapes
+//     (a lost ack, an abandoned push, a failing supplier), and their routes
+//     pick a delivery by the envelope's deliveryAttempt, which the emulator
+//     does not send; moving them is open work.
 //
 // The emulator (0.8.20) differs from production Pub/Sub in ways the suite
 // designs around, each pinned by a test:
@@ -44,8 +49,8 @@
 //     delayed message of that subscription then waits forever and nothing is
 //     dead-lettered (3 messages nacked together: 3 pushes each, then nothing).
 //     A single failing message never meets another in one millisecond, so the
-//     sizing proof and TestEmulatorRetryPolicy keep the components' retry
-//     policy; the storm, where thousands of nacks meet, runs its push
+//     sizing proof, the poison message and TestEmulatorRetryPolicy keep the
+//     components' retry policy; the storm, where thousands of nacks meet, runs its push
 //     subscription without one.
 //   - Without a retry policy it redelivers a refused push after about 1 s
 //     (the push loop sets a 1 s ack deadline on failure), and its dead-letter
@@ -99,8 +104,8 @@
 //     TestCrashStorm/emulator/<backend>). A control runs a small storm with the
 //     gateway switched off (ONCEGATE_DISABLED=1) and expects the accounting to
 //     flag extra calls.
-//   - TestPoisonMessage: dead-lettered after exactly the plan's max delivery
-//     attempts.
+//   - TestPoisonMessage, on the emulator: dead-lettered after exactly the plan's
+//     max delivery attempts, the dead letter saying so.
 //   - TestSizingProof, on the emulator: a holder killed right after claiming;
 //     with the plan's max delivery attempts the message is processed once after
 //     the lease lapses; with fewer (a drifted subscription) the emulator

@@ -101,17 +101,26 @@ func (w *world) startEmulatorWorld() {
 		t.Fatal(err)
 	}
 	w.topo = w.ps.Names(testenv.UniqueName(t, "orders"))
-	for _, topic := range []string{w.topo.Topic, w.topo.DeadLetterTopic} {
-		if _, err := w.ps.Client.TopicAdminClient.CreateTopic(w.ctx, &pubsubpb.Topic{Name: topic}); err != nil {
-			t.Fatalf("emulator: create topic %s: %v", topic, err)
-		}
-	}
-	if _, err := w.ps.Client.SubscriptionAdminClient.CreateSubscription(w.ctx, &pubsubpb.Subscription{
-		Name: w.topo.DeadLetterSubscription, Topic: w.topo.DeadLetterTopic, AckDeadlineSeconds: 60,
-	}); err != nil {
-		t.Fatalf("emulator: create the dead-letter subscription: %v", err)
+	if err := createTopics(w.ctx, w.ps, w.topo); err != nil {
+		t.Fatal(err)
 	}
 	w.subs = []string{w.topo.Subscription}
+}
+
+// createTopics creates t's topic, its dead-letter topic and the dead-letter
+// topic's pull subscription on the emulator.
+func createTopics(ctx context.Context, ps *localpubsub.Fake, t localpubsub.Topology) error {
+	for _, topic := range []string{t.Topic, t.DeadLetterTopic} {
+		if _, err := ps.Client.TopicAdminClient.CreateTopic(ctx, &pubsubpb.Topic{Name: topic}); err != nil {
+			return fmt.Errorf("emulator: create topic %s: %w", topic, err)
+		}
+	}
+	if _, err := ps.Client.SubscriptionAdminClient.CreateSubscription(ctx, &pubsubpb.Subscription{
+		Name: t.DeadLetterSubscription, Topic: t.DeadLetterTopic, AckDeadlineSeconds: 60,
+	}); err != nil {
+		return fmt.Errorf("emulator: create the dead-letter subscription: %w", err)
+	}
+	return nil
 }
 
 // startPush creates the push subscription pointing at the front end: from

@@ -50,6 +50,20 @@ type policyWorld struct {
 	ep   *failingEndpoint
 }
 
+// policyAttempts is the policy tests' max delivery attempts: Pub/Sub's
+// minimum, the sizing proof's control.
+const policyAttempts = sizing.DeliveryAttemptsMin
+
+// startPolicyWorld builds a policyWorld with the sizing proof's plan and
+// policyAttempts, and publishes n messages to it in one request.
+func startPolicyWorld(t *testing.T, n int) (*policyWorld, sizing.Plan) {
+	t.Helper()
+	plan := sizingProofPlan()
+	pw := newPolicyWorld(t, plan, policyAttempts)
+	pw.publish(t, n)
+	return pw, plan
+}
+
 func newPolicyWorld(t *testing.T, plan sizing.Plan, attempts int) *policyWorld {
 	t.Helper()
 	ctx := t.Context()
@@ -61,13 +75,7 @@ func newPolicyWorld(t *testing.T, plan sizing.Plan, attempts int) *policyWorld {
 	pw := &policyWorld{ps: ps, topo: ps.Names(testenv.UniqueName(t, "policy")), ep: &failingEndpoint{times: map[string][]time.Time{}}}
 	srv := httptest.NewServer(pw.ep)
 	t.Cleanup(srv.Close)
-	for _, topic := range []string{pw.topo.Topic, pw.topo.DeadLetterTopic} {
-		if _, err := ps.Client.TopicAdminClient.CreateTopic(ctx, &pubsubpb.Topic{Name: topic}); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if _, err := ps.Client.SubscriptionAdminClient.CreateSubscription(ctx, &pubsubpb.Subscription{
-		Name: pw.topo.DeadLetterSubscription, Topic: pw.topo.DeadLetterTopic, AckDeadlineSeconds: 60}); err != nil {
+	if err := createTopics(ctx, ps, pw.topo); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := ps.Client.SubscriptionAdminClient.CreateSubscription(ctx, pushSubscription(plan, attempts, pw.topo, srv.URL+"/", true)); err != nil {
@@ -124,10 +132,8 @@ func (pw *policyWorld) waitDeadLetters(t *testing.T, want int, timeout time.Dura
 // delivery count.
 func TestEmulatorRetryPolicy(t *testing.T) {
 	t.Parallel()
-	plan := sizingProofPlan()
-	const attempts = sizing.DeliveryAttemptsMin
-	pw := newPolicyWorld(t, plan, attempts)
-	pw.publish(t, 1)
+	pw, plan := startPolicyWorld(t, 1)
+	const attempts = policyAttempts
 	dls := pw.waitDeadLetters(t, 1, 45*time.Second, nil)
 	dl := dls["0"]
 	if dl == nil {
@@ -167,10 +173,7 @@ func TestEmulatorRetryPolicy(t *testing.T) {
 // dead-lettered it passes, and the storm can run with its retry policy.
 func TestEmulatorRetryPolicyStall(t *testing.T) {
 	t.Parallel()
-	plan := sizingProofPlan()
-	const attempts = sizing.DeliveryAttemptsMin
-	pw := newPolicyWorld(t, plan, attempts)
-	pw.publish(t, 3)
+	pw, _ := startPolicyWorld(t, 3)
 	// Healthy, the three are dead-lettered in about 13 s (see
 	// TestEmulatorRetryPolicy), and no gap between pushes exceeds about 3 s.
 	const quiet = 8 * time.Second

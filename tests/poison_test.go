@@ -2,6 +2,7 @@ package e2e_test
 
 import (
 	"net/http"
+	"strconv"
 	"testing"
 	"time"
 
@@ -16,17 +17,24 @@ func poisonPlan() sizing.Plan {
 		MinBackoff: time.Second, MaxBackoff: time.Second, TTL: 30 * time.Minute, ShutdownGrace: 2 * time.Second}.WithDefaults()
 }
 
-// TestPoisonMessage: an order the supplier always rejects (422) fails its
-// body on every delivery and is dead-lettered after exactly the plan's max
-// delivery attempts, where it is found on the dead-letter subscription; a
-// healthy order published beside it goes through.
+// TestPoisonMessage, on the Pub/Sub emulator with the components'
+// subscription (retry policy included: only the poison message is ever
+// nacked): an order the supplier always rejects (422) fails its body on
+// every delivery and is dead-lettered by the emulator after exactly the
+// plan's max delivery attempts, where it is found on the dead-letter
+// subscription with that delivery count; a healthy order published beside it
+// goes through.
 func TestPoisonMessage(t *testing.T) {
 	plan := poisonPlan()
 	if err := plan.Validate(); err != nil {
 		t.Fatal(err)
 	}
+	t.Run(pubsubEmulator, func(t *testing.T) { poisonMessage(t, plan) })
+}
+
+func poisonMessage(t *testing.T, plan sizing.Plan) {
 	eachBackend(t, 6, func(t *testing.T, b backend) {
-		w := newWorld(t, b, worldOptions{Plan: plan, KeyAttribute: "order_id"})
+		w := newWorld(t, b, worldOptions{Plan: plan, KeyAttribute: "order_id", PubSub: pubsubEmulator})
 		poison := w.publish(supplier.Order{Order: "PO-POISON", Poison: true})
 		healthy := w.publish(supplier.Order{Order: "PO-1"})
 		w.waitSettled(settleTimeout)
@@ -34,6 +42,9 @@ func TestPoisonMessage(t *testing.T) {
 		dl := w.deadLettered(poison)
 		if dl == nil || dl.GetAttributes()["order_id"] != "PO-POISON" {
 			t.Fatalf("the poison order is not on the dead-letter subscription (found %v)", dl)
+		}
+		if got := dl.GetAttributes()[attrDeadLetterCount]; got != strconv.Itoa(plan.MaxDeliveryAttempts) {
+			t.Errorf("the dead letter says %s=%q; want %d", attrDeadLetterCount, got, plan.MaxDeliveryAttempts)
 		}
 		ds := w.deliveriesOf(poison)
 		if len(ds) != plan.MaxDeliveryAttempts || ds[len(ds)-1].Attempt != plan.MaxDeliveryAttempts {

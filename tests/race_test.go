@@ -1,0 +1,6 @@
+//go:build race
+
+package e2e_test
+
+// raceEnabled reports whether the race detector is on, for the figures header.
+const raceEnabled = true

@@ -127,12 +127,14 @@ func MinBackoffFor(wait time.Duration, attempts int) time.Duration {
 	if wait <= 0 {
 		return time.Second
 	}
-	slots := int64(attempts - 1 - Margin) // intervals of minBackoff that fit
-	m := ceilSecond(time.Duration((int64(wait) + slots - 1) / slots))
-	for satAdd(ConservativeAttempts(wait, m), Margin) > attempts {
-		m += time.Second
+	// ⌈wait / m⌉ ≤ slots exactly when m × slots ≥ wait, so the least m is
+	// ⌈wait / slots⌉ (divided without overflow), then rounded up to seconds.
+	slots := time.Duration(attempts - 1 - Margin) // intervals of minBackoff that fit
+	m := wait / slots
+	if wait%slots != 0 {
+		m++
 	}
-	return m
+	return ceilSecond(m)
 }
 
 // satAdd adds two non-negative ints, saturating at Unbounded.

@@ -249,15 +249,18 @@ func (c *checker) horizon(r Plan) {
 	// The other way out: a shorter maximum backoff (never below the minimum),
 	// or fewer attempts (never below what invariant 3 requires).
 	var alts []string
-	if rest := r.TTL - r.DeadLetterReplayWindow - mulDur(r.AckDeadline, n); n > 1 && rest > 0 {
-		if mb := rest / time.Duration(n-1); mb >= r.MinBackoff && mb < r.MaxBackoff {
-			alts = append(alts, "lower the max backoff to "+fmtDown(mb))
+	if room := r.TTL - r.DeadLetterReplayWindow; room > 0 { // both non-negative: no overflow
+		if acks := mulDur(r.AckDeadline, n); n > 1 && room > acks {
+			if mb := (room - acks) / time.Duration(n-1); mb >= r.MinBackoff && mb < r.MaxBackoff {
+				alts = append(alts, "lower the max backoff to "+fmtDown(mb))
+			}
 		}
-	}
-	if per := addDur(r.AckDeadline, r.MaxBackoff); per > 0 {
 		// k attempts need k×ack + (k−1)×max ≤ TTL − window.
-		if k := int((r.TTL - r.DeadLetterReplayWindow + r.MaxBackoff) / per); k < n && k >= max(r.Attempts().Required, DeliveryAttemptsMin) {
-			alts = append(alts, fmt.Sprintf("lower the max delivery attempts to %d", k))
+		if per := addDur(r.AckDeadline, r.MaxBackoff); per > 0 {
+			k := int(min(addDur(room, r.MaxBackoff)/per, time.Duration(DeliveryAttemptsMax)))
+			if k < n && k >= max(r.Attempts().Required, DeliveryAttemptsMin) {
+				alts = append(alts, fmt.Sprintf("lower the max delivery attempts to %d", k))
+			}
 		}
 	}
 	fix := ""

@@ -79,7 +79,11 @@ type Completion struct {
 }
 
 // Backend is the store port every backend implements. All methods may be called
-// concurrently. Backends do not retry on their own: the Gate decides. Times are
+// concurrently. Backends do not retry on their own: the Gate decides. It retries
+// Complete and UnknownMarker.MarkUnknown within their store phase, which a repeat
+// at the same fence makes safe (it answers false); with an Inspector it then tells
+// its own earlier commit (the record done or unknown at its fence) from a newer
+// holder's. gatetest's "RepeatedFinishShowsItsFence" pins that. Times are
 // taken from the store's clock where it has one. Errors other than ErrKeyReuse and
 // ErrFenceExhausted mean the store could not answer; the Gate then fails closed.
 type Backend interface {

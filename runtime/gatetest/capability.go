@@ -112,6 +112,38 @@ var capabilityTests = map[string]func(*testing.T, *env){
 		}
 		e.expect("k", gate.HeldByOther)
 	},
+	"RepeatedFinishShowsItsFence": func(t *testing.T, e *env) {
+		// The Gate retries a complete or an unknown mark whose answer was
+		// lost; a repeat answers false, and Inspect must then show the record
+		// finished at the claim's own fence, so the Gate can tell its own
+		// earlier commit from a newer holder.
+		in := capability[gate.Inspector](t, e.b)
+		c := e.win("done", LongLease)
+		e.complete("done", c.Fence, TTL, nil)
+		if e.complete("done", c.Fence, TTL, nil) {
+			t.Fatal("a repeated complete committed again")
+		}
+		if r, ok, err := in.Inspect(e.ctx, "done"); err != nil || !ok || r.State != gate.StateDone || r.Fence != c.Fence {
+			t.Fatalf("Inspect after a repeated complete = %+v, %v, %v; want done at fence %d", r, ok, err, c.Fence)
+		}
+		m, isM := e.b.(gate.UnknownMarker)
+		if !isM {
+			return
+		}
+		u := e.win("unknown", LongLease)
+		if ok, err := m.MarkUnknown(e.ctx, "unknown", u.Fence); err != nil || !ok {
+			t.Fatalf("MarkUnknown = %v, %v", ok, err)
+		}
+		if ok, err := m.MarkUnknown(e.ctx, "unknown", u.Fence); err != nil || ok {
+			t.Fatalf("a repeated MarkUnknown = %v, %v; want false", ok, err)
+		}
+		if r, ok, err := in.Inspect(e.ctx, "unknown"); err != nil || !ok || r.State != gate.StateUnknown || r.Fence != u.Fence {
+			t.Fatalf("Inspect after a repeated mark = %+v, %v, %v; want unknown at fence %d", r, ok, err, u.Fence)
+		}
+		if ok, err := m.MarkUnknown(e.ctx, "done", c.Fence); err != nil || ok {
+			t.Fatalf("MarkUnknown of a done record = %v, %v; want false", ok, err)
+		}
+	},
 	"PurgeDeletesOnlyExpired": func(t *testing.T, e *env) {
 		p := capability[gate.Purger](t, e.b)
 		m := capability[gate.UnknownMarker](t, e.b)

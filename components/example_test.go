@@ -11,8 +11,8 @@ import (
 	"github.com/pulumi/pulumi/sdk/v3/go/pulumi"
 )
 
-// echo is the smallest useful mock: resources echo their inputs, and the
-// project lookup answers a fixed number.
+// echo is the smallest useful mock: resources echo their inputs (the
+// components make no provider calls).
 type echo struct{}
 
 func (echo) NewResource(a pulumi.MockResourceArgs) (string, resource.PropertyMap, error) {
@@ -23,9 +23,7 @@ func (echo) NewResource(a pulumi.MockResourceArgs) (string, resource.PropertyMap
 	return a.Name + "-id", outs, nil
 }
 
-func (echo) Call(pulumi.MockCallArgs) (resource.PropertyMap, error) {
-	return resource.PropertyMap{"number": resource.NewProperty("123")}, nil
-}
+func (echo) Call(a pulumi.MockCallArgs) (resource.PropertyMap, error) { return a.Args, nil }
 
 func ExampleNewConsumer() {
 	deploy := func(p sizing.Plan) error {

@@ -187,8 +187,9 @@ func readSettings(get, gcp func(key string) string) (settings, error) {
 			ConcurrencyMode: get("concurrencyMode"),
 		}
 	}
+	name := or("name", "oncegate")
 	if len(errs) > 0 {
 		return settings{}, errors.Join(errs...)
 	}
-	return settings{name: or("name", "oncegate"), args: args}, nil
+	return settings{name: name, args: args}, nil
 }

@@ -3,6 +3,8 @@ package stack
 import (
 	"encoding/json"
 	"errors"
+	"os"
+	"regexp"
 	"strings"
 	"sync"
 	"testing"
@@ -171,5 +173,39 @@ func TestProgramRefusesUnsafePlan(t *testing.T) {
 	}
 	if c.types["gcp:pubsub/topic:Topic"] != 0 {
 		t.Errorf("resources registered for an unsafe plan: %v", c.types)
+	}
+}
+
+// TestExampleKeysAreRead: every oncegate: key Pulumi.example.yaml shows (set or
+// commented out) is one the program reads, so the example never documents a
+// key that is silently ignored.
+func TestExampleKeysAreRead(t *testing.T) {
+	b, err := os.ReadFile("../../Pulumi.example.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	read := map[string]bool{}
+	spy := func(k string) string { read[k] = true; return "" }
+	_, _ = readSettings(spy, gcpCfg) // errors for the empty config are expected
+	for _, b := range []string{"redis", "sql"} {
+		_, _ = readSettings(func(k string) string {
+			read[k] = true
+			if k == "backend" {
+				return b
+			}
+			if k == "createDatabase" {
+				return "true"
+			}
+			return ""
+		}, gcpCfg)
+	}
+	keys := regexp.MustCompile(`(?m)^\s*#?\s*oncegate:([A-Za-z]+):`).FindAllStringSubmatch(string(b), -1)
+	if len(keys) < 20 {
+		t.Fatalf("found only %d keys in the example", len(keys))
+	}
+	for _, k := range keys {
+		if !read[k[1]] {
+			t.Errorf("Pulumi.example.yaml shows oncegate:%s, which the program never reads", k[1])
+		}
 	}
 }

@@ -27,7 +27,12 @@ repeated calls; each repeat must be explained by the kill landing inside the win
 between the supplier call and the done record, as in docs/RELIABILITY.md's crash storm.
 demo exits non-zero, naming the orders and why, if an order is held twice, lost, or
 repeated without such a kill. A failed or interrupted run (--keep: every run) keeps
-the store and prints the oncegate inspect command that reads it.`,
+the store and prints the oncegate inspect command that reads it.
+
+--pubsub=emulator (the default when PUBSUB_EMULATOR_HOST is set) replaces the
+embedded fake and the bridge with Google's Pub/Sub emulator pushing to the workers
+itself, dead-letter policy included (Debian package google-cloud-cli-pubsub-emulator,
+Java 17).`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			o.Out = cmd.OutOrStdout()
@@ -39,6 +44,7 @@ the store and prints the oncegate inspect command that reads it.`,
 	cmd.Flags().IntVar(&o.Orders, "orders", 300, "distinct orders to publish")
 	cmd.Flags().IntVar(&o.Workers, "workers", 3, "worker processes")
 	cmd.Flags().Uint64Var(&o.Seed, "seed", 1, "seed of the trouble mix")
+	cmd.Flags().StringVar(&o.PubSub, "pubsub", "", "embedded (pstest and the push bridge; needs only Go) or emulator (Google's emulator pushing: $PUBSUB_EMULATOR_HOST, or one the demo starts); default emulator when PUBSUB_EMULATOR_HOST is set, else embedded")
 	cmd.Flags().BoolVar(&o.NoKill, "no-kill", false, "do not kill and restart a worker")
 	cmd.Flags().BoolVar(&o.Keep, "keep", false, "keep the store after the run and print how to inspect it")
 	cmd.Flags().StringVar(&o.Namespace, "namespace", "", "key namespace (default: a fresh demo-<time>-<hex> per run)")

@@ -4,12 +4,14 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"net"
 	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/oncegate/oncegate/internal/localpubsub"
 	"github.com/oncegate/oncegate/runtime/gate"
 	"github.com/oncegate/oncegate/runtime/sqlgate"
 	"github.com/oncegate/oncegate/sizing"
@@ -206,5 +208,26 @@ func TestInspectStatus(t *testing.T) {
 		if got := statusOf(tc.r, now); got != tc.want {
 			t.Errorf("statusOf(%+v) = %s, want %s", tc.r, got, tc.want)
 		}
+	}
+}
+
+// TestBridgeSaysTheEmulatorDoesNotAnswer points the bridge at a port nobody
+// listens on: it must give up within --dial-timeout with a clear error.
+func TestBridgeSaysTheEmulatorDoesNotAnswer(t *testing.T) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	host := l.Addr().String()
+	l.Close()
+	t.Setenv("PUBSUB_EMULATOR_HOST", host)
+	start := time.Now()
+	_, err = run(t, "bridge", "--project", "demo", "--subscription", "orders-push", "--dial-timeout", "1s")
+	if !errors.Is(err, localpubsub.ErrNoAnswer) || !strings.Contains(err.Error(), "does not answer within 1s") ||
+		!strings.Contains(err.Error(), "gcloud beta emulators pubsub start --host-port="+host) {
+		t.Fatalf("err = %v; want one saying the emulator at %s does not answer and how to start it", err, host)
+	}
+	if el := time.Since(start); el > 30*time.Second {
+		t.Fatalf("gave up after %s; want about the 1s dial timeout", el)
 	}
 }

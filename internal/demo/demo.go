@@ -50,6 +50,12 @@ type Options struct {
 	// ONCEGATE_REDIS_ADDR); default os.Getenv. Without either, the backend is an
 	// SQLite file in a temporary directory.
 	Getenv func(string) string
+	// PubSub picks Pub/Sub: PubSubEmbedded (pstest in this process, with the
+	// push bridge; needs only Go) or PubSubEmulator (Google's emulator pushing
+	// itself: the one at PUBSUB_EMULATOR_HOST, or one the run starts, which needs
+	// the google-cloud-cli-pubsub-emulator package and Java). Default:
+	// PubSubEmulator when PUBSUB_EMULATOR_HOST is set, else PubSubEmbedded.
+	PubSub string
 	// NoKill skips killing and restarting a worker.
 	NoKill bool
 	// Keep keeps the store (the SQLite file) after the run and prints the
@@ -67,6 +73,12 @@ type Options struct {
 	// Out receives progress and the report. Default os.Stdout.
 	Out io.Writer
 }
+
+// The values of Options.PubSub.
+const (
+	PubSubEmbedded = "embedded"
+	PubSubEmulator = "emulator"
+)
 
 // ErrInterrupted is returned when the caller's context ends the run (Ctrl-C).
 var ErrInterrupted = errors.New("demo: interrupted")
@@ -113,6 +125,16 @@ func (o *Options) defaults() error {
 	}
 	if o.Out == nil {
 		o.Out = os.Stdout
+	}
+	switch o.PubSub {
+	case "":
+		o.PubSub = PubSubEmbedded
+		if o.Getenv("PUBSUB_EMULATOR_HOST") != "" {
+			o.PubSub = PubSubEmulator
+		}
+	case PubSubEmbedded, PubSubEmulator:
+	default:
+		return fmt.Errorf("demo: --pubsub=%q; want %s or %s", o.PubSub, PubSubEmbedded, PubSubEmulator)
 	}
 	if o.Namespace == "" {
 		o.Namespace = NewNamespace(time.Now())

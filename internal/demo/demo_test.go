@@ -13,6 +13,7 @@ import (
 
 	"github.com/oncegate/oncegate/examples/cloudrun/worker"
 	"github.com/oncegate/oncegate/internal/demo"
+	"github.com/oncegate/oncegate/internal/testenv"
 )
 
 // TestMain lets the test binary double as the reference worker, so the demo's
@@ -27,7 +28,7 @@ func TestMain(m *testing.M) {
 		}
 		os.Exit(0)
 	}
-	os.Exit(m.Run())
+	testenv.Main(m)
 }
 
 // runDemo runs the demo with this test binary as the worker, on the embedded
@@ -42,7 +43,9 @@ func runDemo(t *testing.T, o demo.Options, workerEnv ...string) (demo.Report, st
 	o.Out = &out
 	o.WorkerCommand = []string{exe, "-test.run=^$"}
 	o.WorkerEnv = append([]string{"ONCEGATE_DEMO_TEST_WORKER=1"}, workerEnv...)
-	o.Getenv = func(string) string { return "" }
+	if o.Getenv == nil {
+		o.Getenv = func(string) string { return "" }
+	}
 	rep, err := demo.Run(context.Background(), o)
 	t.Log(out.String())
 	if rep.StoreDir != "" {
@@ -87,6 +90,25 @@ func TestDemoDefault(t *testing.T) {
 			rep, out, err := runDemo(t, demo.Options{Seed: seed})
 			checkExactlyOnce(t, rep, out, err, 300)
 		})
+	}
+}
+
+// TestDemoOnEmulator runs the demo with PUBSUB_EMULATOR_HOST set, which picks
+// the emulator's own push (no bridge): the same verdict must hold.
+func TestDemoOnEmulator(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: the emulator demo takes about 45 s")
+	}
+	host := testenv.PubSubEmulator(t)
+	rep, out, err := runDemo(t, demo.Options{Orders: 60, Seed: 7, Getenv: func(k string) string {
+		if k == "PUBSUB_EMULATOR_HOST" {
+			return host
+		}
+		return ""
+	}})
+	checkExactlyOnce(t, rep, out, err, 60)
+	if !strings.Contains(out, "pubsub emulator (its own push") {
+		t.Fatal("PUBSUB_EMULATOR_HOST did not select the emulator's push")
 	}
 }
 

@@ -20,7 +20,7 @@ type message struct {
 // message is acked or dead-lettered.
 func (r *run) execute(ctx context.Context) (Report, error) {
 	orders := makeOrders(r.o.Orders, r.o.Seed, int(r.plan.AckDeadline/time.Millisecond)+2000)
-	fmt.Fprintf(r.o.Out, "oncegate demo: %d orders, %d workers, backend %s, namespace %s\n", len(orders), r.o.Workers, r.store.name, r.o.Namespace)
+	fmt.Fprintf(r.o.Out, "oncegate demo: %d orders, %d workers, backend %s, namespace %s, pubsub %s\n", len(orders), r.o.Workers, r.store.name, r.o.Namespace, r.pubsubName())
 	fmt.Fprintf(r.o.Out, "plan: lease %s renewed every %s, work deadline %s, ack deadline %s, backoff %s–%s, max delivery attempts %d\n",
 		r.plan.Lease, r.plan.Heartbeat, r.plan.WorkDeadline, r.plan.AckDeadline, r.plan.MinBackoff, r.plan.MaxBackoff, r.plan.MaxDeliveryAttempts)
 
@@ -70,7 +70,7 @@ func (r *run) execute(ctx context.Context) (Report, error) {
 	for {
 		if dl, err := r.ps.DrainDeadLetters(ctx, r.topo); err == nil {
 			for _, m := range dl {
-				dead[m.GetMessageId()] = true
+				r.markDead(m.GetMessageId(), m.GetAttributes()["order_id"], msgs, dead)
 			}
 		}
 		waiting := r.unsettled(msgs, dead)
@@ -131,4 +131,30 @@ func (r *run) describe(waiting []message) string {
 		parts = append(parts, fmt.Sprintf("%d more in flight", inFlight))
 	}
 	return fmt.Sprintf("%d: %s", len(waiting), strings.Join(parts, ", "))
+}
+
+// pubsubName says which Pub/Sub pushes.
+func (r *run) pubsubName() string {
+	if r.o.PubSub == PubSubEmulator {
+		return "emulator (its own push, no retry policy) at " + r.psHost
+	}
+	return "embedded (pstest and the push bridge)"
+}
+
+// markDead records a dead-lettered message. pstest keeps the message id; the
+// emulator republishes it to the dead-letter topic under a new one, so then the
+// first unsettled message of the same order is the one dead-lettered.
+func (r *run) markDead(id, orderID string, msgs []message, dead map[string]bool) {
+	for _, m := range msgs {
+		if m.id == id {
+			dead[id] = true
+			return
+		}
+	}
+	for _, m := range msgs {
+		if _, acked := r.acked.Load(m.id); m.o.body.Order == orderID && !acked && !dead[m.id] {
+			dead[m.id] = true
+			return
+		}
+	}
 }

@@ -18,7 +18,8 @@ type Report struct {
 	// Published counts messages (a republished order counts twice);
 	// DistinctOrders the orders that should reach the supplier (all but poison).
 	Published, DistinctOrders int
-	// Deliveries counts push requests: the bridge's plus the injected ones.
+	// Deliveries counts push requests: Pub/Sub's (through the balancer) plus
+	// the injected ones.
 	Deliveries int64
 	// BodiesRun counts supplier calls (every body run calls it once).
 	BodiesRun int
@@ -61,7 +62,7 @@ func (r Report) OK() bool {
 func (r *run) report(start time.Time, msgs []message, dead map[string]bool, orders []order) Report {
 	ns := r.o.Namespace + ":"
 	rep := Report{Duration: time.Since(start), Namespace: r.o.Namespace, Published: len(msgs),
-		Deliveries: r.bridge.Stats().Deliveries + r.injected.Load(), DeadLettered: len(dead),
+		Deliveries: r.pushes.Load() + r.injected.Load(), DeadLettered: len(dead),
 		Ran: r.outcome("ran"), Duplicates: r.outcome("duplicate"), InProgress: r.outcome("in-progress"),
 		BodyFailed: r.outcome("body-failed")}
 	lines, kills := r.history()

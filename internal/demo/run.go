@@ -3,12 +3,15 @@ package demo
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
+	"io"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"net/http/httputil"
 	"net/url"
+	"os"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -18,6 +21,7 @@ import (
 	"google.golang.org/protobuf/types/known/timestamppb"
 
 	"github.com/oncegate/oncegate/internal/crashwindow"
+	"github.com/oncegate/oncegate/internal/emulator"
 	"github.com/oncegate/oncegate/internal/localpubsub"
 	"github.com/oncegate/oncegate/internal/pushbridge"
 	"github.com/oncegate/oncegate/internal/supplier"
@@ -42,9 +46,13 @@ type run struct {
 	stopBr   context.CancelFunc
 	brDone   chan struct{}
 
-	outcomes sync.Map // outcome → *atomic.Int64, from the workers' log lines
-	acked    sync.Map // message id → true
-	attempts sync.Map // message id → *atomic.Int64: the highest delivery attempt the bridge made
+	outcomes sync.Map           // outcome → *atomic.Int64, from the workers' log lines
+	acked    sync.Map           // message id → true
+	emu      *emulator.Emulator // the Pub/Sub emulator this run started
+	emuDir   string
+	psHost   string       // the emulator's host:port
+	pushes   atomic.Int64 // push requests through the balancer
+	attempts sync.Map     // message id → *atomic.Int64: its pushes through the balancer
 	injected atomic.Int64
 	inflight sync.WaitGroup
 	next     atomic.Uint64
@@ -99,14 +107,6 @@ func (r *run) outcome(name string) int64 {
 }
 
 func (r *run) setUp(ctx context.Context, backendEnv []string) error {
-	var err error
-	if r.ps, err = localpubsub.Start(ctx, "oncegate-demo"); err != nil {
-		return err
-	}
-	r.topo = r.ps.Names("orders")
-	if err := r.ps.Create(ctx, r.topo, r.plan); err != nil {
-		return err
-	}
 	r.supplier = supplier.NewIdempotent()
 	r.supSrv = httptest.NewServer(r.supplier)
 	env := append([]string{"ONCEGATE_NAMESPACE=" + r.o.Namespace, "ONCEGATE_KEY_ATTRIBUTE=order_id",
@@ -125,22 +125,19 @@ func (r *run) setUp(ctx context.Context, backendEnv []string) error {
 		r.workers = append(r.workers, p)
 	}
 	r.lb = httptest.NewServer(r.balancer())
+	if r.o.PubSub == PubSubEmulator {
+		return r.setUpEmulator(ctx)
+	}
+	var err error
+	if r.ps, err = localpubsub.Start(ctx, "oncegate-demo"); err != nil {
+		return err
+	}
+	r.topo = r.ps.Names("orders")
+	if err := r.ps.Create(ctx, r.topo, r.plan); err != nil {
+		return err
+	}
 	r.bridge, err = pushbridge.New(ctx, r.ps.Client.SubscriptionAdminClient, pushbridge.Options{
 		Subscription: r.topo.Subscription, Endpoint: r.lb.URL, Concurrency: 8, Logger: r.log,
-		OnDelivery: func(d pushbridge.Delivery) {
-			c, _ := r.attempts.LoadOrStore(d.MessageID, new(atomic.Int64))
-			for a := c.(*atomic.Int64); ; {
-				if old := a.Load(); int64(d.Attempt) <= old || a.CompareAndSwap(old, int64(d.Attempt)) {
-					break
-				}
-			}
-			if d.Acked {
-				r.acked.Store(d.MessageID, true)
-				if r.onAck != nil {
-					r.onAck(d.MessageID)
-				}
-			}
-		},
 	})
 	if err != nil {
 		return err
@@ -151,10 +148,40 @@ func (r *run) setUp(ctx context.Context, backendEnv []string) error {
 	return nil
 }
 
+// setUpEmulator uses the Pub/Sub emulator's own push: the one at
+// PUBSUB_EMULATOR_HOST, or one it starts. The push subscription has the plan's
+// ack deadline and dead-letter policy but no retry policy: the emulator's can
+// stall a subscription when nacks meet (tests/doc.go), and without one it
+// redelivers a refused push after about 1 s, the plan's backoff.
+func (r *run) setUpEmulator(ctx context.Context) error {
+	host := r.o.Getenv("PUBSUB_EMULATOR_HOST")
+	if host == "" {
+		dir, err := os.MkdirTemp("", "oncegate-demo-emulator-")
+		if err != nil {
+			return err
+		}
+		r.emuDir = dir
+		fmt.Fprintln(r.o.Out, "starting the Pub/Sub emulator (a Java process; a few seconds)…")
+		if r.emu, err = emulator.StartPubSub(ctx, emulator.Options{Dir: dir}); err != nil {
+			return fmt.Errorf("demo: --pubsub=emulator: %w", err)
+		}
+		host = r.emu.Host()
+	}
+	r.psHost = host
+	var err error
+	if r.ps, err = localpubsub.Connect(ctx, host, "oncegate-demo", 10*time.Second); err != nil {
+		return fmt.Errorf("demo: --pubsub=emulator: %w", err)
+	}
+	// Names of this run only, so a long-lived emulator never mixes runs.
+	r.topo = r.ps.Names(r.o.Namespace)
+	return r.ps.CreateWith(ctx, r.topo, r.plan, localpubsub.CreateOptions{PushEndpoint: r.lb.URL, NoRetryPolicy: true})
+}
+
 // balancer spreads pushes over the workers round-robin, like Cloud Run's front
-// end; a killed worker answers 502 (a nack).
+// end; a killed worker answers 502 (a nack). It counts each push of a message
+// (the emulator's envelope has no deliveryAttempt) and records its ack.
 func (r *run) balancer() http.Handler {
-	return &httputil.ReverseProxy{
+	proxy := &httputil.ReverseProxy{
 		Rewrite: func(pr *httputil.ProxyRequest) {
 			w := r.workers[r.next.Add(1)%uint64(len(r.workers))]
 			u, _ := url.Parse(w.URL())
@@ -163,6 +190,51 @@ func (r *run) balancer() http.Handler {
 		ErrorHandler: func(w http.ResponseWriter, _ *http.Request, _ error) { w.WriteHeader(http.StatusBadGateway) },
 		ErrorLog:     slog.NewLogLogger(r.log.Handler(), slog.LevelDebug),
 	}
+	return http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+		body, err := io.ReadAll(req.Body)
+		if err != nil {
+			http.Error(w, "read body", http.StatusBadRequest)
+			return
+		}
+		req.Body = io.NopCloser(bytes.NewReader(body))
+		var env struct {
+			Message struct {
+				MessageID string `json:"messageId"`
+			} `json:"message"`
+		}
+		_ = json.Unmarshal(body, &env)
+		id := env.Message.MessageID
+		r.pushes.Add(1)
+		c, _ := r.attempts.LoadOrStore(id, new(atomic.Int64))
+		c.(*atomic.Int64).Add(1)
+		sw := &statusWriter{ResponseWriter: w}
+		proxy.ServeHTTP(sw, req)
+		if pushbridge.Acks(sw.status) {
+			if _, dup := r.acked.LoadOrStore(id, true); !dup && r.onAck != nil {
+				r.onAck(id)
+			}
+		}
+	})
+}
+
+// statusWriter remembers the status written.
+type statusWriter struct {
+	http.ResponseWriter
+	status int
+}
+
+func (s *statusWriter) WriteHeader(code int) {
+	if s.status == 0 {
+		s.status = code
+	}
+	s.ResponseWriter.WriteHeader(code)
+}
+
+func (s *statusWriter) Write(p []byte) (int, error) {
+	if s.status == 0 {
+		s.status = http.StatusOK
+	}
+	return s.ResponseWriter.Write(p)
 }
 
 func (r *run) tearDown() {
@@ -181,6 +253,12 @@ func (r *run) tearDown() {
 	}
 	if r.ps != nil {
 		_ = r.ps.Close()
+	}
+	if r.emu != nil {
+		_ = r.emu.Stop()
+	}
+	if r.emuDir != "" {
+		_ = os.RemoveAll(r.emuDir)
 	}
 }
 

@@ -7,12 +7,14 @@ package localpubsub
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
 	"cloud.google.com/go/pubsub/v2"
 	"cloud.google.com/go/pubsub/v2/apiv1/pubsubpb"
 	"cloud.google.com/go/pubsub/v2/pstest"
+	"google.golang.org/api/iterator"
 	"google.golang.org/api/option"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
@@ -46,10 +48,43 @@ func Start(ctx context.Context, project string) (*Fake, error) {
 	return &Fake{Server: srv, Client: c, Project: project}, nil
 }
 
-// Close stops the client and the server.
+// Connect connects to a Pub/Sub server at host (the emulator's
+// PUBSUB_EMULATOR_HOST) and checks within dialTimeout that it answers; the
+// error says so when it does not. The returned Fake has no Server.
+func Connect(ctx context.Context, host, project string, dialTimeout time.Duration) (*Fake, error) {
+	conn, err := grpc.NewClient(host, grpc.WithTransportCredentials(insecure.NewCredentials()))
+	if err != nil {
+		return nil, fmt.Errorf("localpubsub: dial %s: %w", host, err)
+	}
+	c, err := pubsub.NewClient(ctx, project, option.WithGRPCConn(conn))
+	if err != nil {
+		_ = conn.Close()
+		return nil, fmt.Errorf("localpubsub: client: %w", err)
+	}
+	pctx, cancel := context.WithTimeout(ctx, dialTimeout)
+	defer cancel()
+	it := c.TopicAdminClient.ListTopics(pctx, &pubsubpb.ListTopicsRequest{Project: "projects/" + project, PageSize: 1})
+	if _, err := it.Next(); err != nil && !errors.Is(err, iterator.Done) {
+		_ = c.Close()
+		if pctx.Err() != nil || status.Code(err) == codes.Unavailable || status.Code(err) == codes.DeadlineExceeded {
+			return nil, fmt.Errorf("localpubsub: the Pub/Sub emulator at %s does not answer within %s (start it with: gcloud beta emulators pubsub start --host-port=%s): %w",
+				host, dialTimeout, host, ErrNoAnswer)
+		}
+		return nil, fmt.Errorf("localpubsub: list topics at %s: %w", host, err)
+	}
+	return &Fake{Client: c, Project: project}, nil
+}
+
+// ErrNoAnswer is wrapped by Connect's error when the server does not answer.
+var ErrNoAnswer = errors.New("no answer")
+
+// Close stops the client and the server (when this Fake started one).
 func (f *Fake) Close() error {
-	_ = f.Client.Close()
-	return f.Server.Close()
+	err := f.Client.Close()
+	if f.Server != nil {
+		return f.Server.Close()
+	}
+	return err
 }
 
 // Topology names one consumer's resources (full resource names).
@@ -69,6 +104,21 @@ func (f *Fake) Names(base string) Topology {
 // Create creates the topology: the subscription gets the plan's ack deadline,
 // retry policy and max delivery attempts (plan with defaults applied).
 func (f *Fake) Create(ctx context.Context, t Topology, plan sizing.Plan) error {
+	return f.CreateWith(ctx, t, plan, CreateOptions{})
+}
+
+// CreateOptions vary CreateWith.
+type CreateOptions struct {
+	// PushEndpoint, when set, makes the subscription a push subscription to it.
+	PushEndpoint string
+	// NoRetryPolicy leaves the retry policy out: the Pub/Sub emulator's retry
+	// policy can stall a subscription when nacks meet (tests/doc.go), and
+	// without one it redelivers a refused push after about 1 s.
+	NoRetryPolicy bool
+}
+
+// CreateWith creates the topology as Create does, varied by o.
+func (f *Fake) CreateWith(ctx context.Context, t Topology, plan sizing.Plan, o CreateOptions) error {
 	p := plan.WithDefaults()
 	for _, topic := range []string{t.Topic, t.DeadLetterTopic} {
 		if _, err := f.Client.TopicAdminClient.CreateTopic(ctx, &pubsubpb.Topic{Name: topic}); err != nil {
@@ -82,6 +132,12 @@ func (f *Fake) Create(ctx context.Context, t Topology, plan sizing.Plan) error {
 			RetryPolicy:      &pubsubpb.RetryPolicy{MinimumBackoff: durationpb.New(p.MinBackoff), MaximumBackoff: durationpb.New(p.MaxBackoff)},
 			DeadLetterPolicy: &pubsubpb.DeadLetterPolicy{DeadLetterTopic: t.DeadLetterTopic, MaxDeliveryAttempts: int32(p.MaxDeliveryAttempts)},
 		},
+	}
+	if o.PushEndpoint != "" {
+		subs[1].PushConfig = &pubsubpb.PushConfig{PushEndpoint: o.PushEndpoint}
+	}
+	if o.NoRetryPolicy {
+		subs[1].RetryPolicy = nil
 	}
 	for _, s := range subs {
 		if _, err := f.Client.SubscriptionAdminClient.CreateSubscription(ctx, s); err != nil {

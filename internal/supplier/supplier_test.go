@@ -58,3 +58,42 @@ func TestSupplierDoesNotCommitWhenCallerGaveUp(t *testing.T) {
 		t.Fatalf("second call: %d, want 201 without the delay", got)
 	}
 }
+
+// TestIdempotentSupplierAbsorbsRepeats: a repeat of a committed key is answered
+// 200 and counted as a repeat, not a second order; overlapping calls of one
+// key both commit (the key is looked up on arrival); calls name their worker.
+func TestIdempotentSupplierAbsorbsRepeats(t *testing.T) {
+	s := supplier.NewIdempotent()
+	srv := httptest.NewServer(s)
+	defer srv.Close()
+	post := func(path, key, body string) int {
+		req, _ := http.NewRequest(http.MethodPost, srv.URL+path, strings.NewReader(body))
+		req.Header.Set("Idempotency-Key", key)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		return resp.StatusCode
+	}
+	if got := post("/w/1", "a", `{"order":"a"}`); got != 201 {
+		t.Fatalf("first call: %d, want 201", got)
+	}
+	if got := post("/w/2", "a", `{"order":"a"}`); got != 200 {
+		t.Fatalf("repeat: %d, want 200 (absorbed)", got)
+	}
+	done := make(chan int, 2)
+	for range 2 {
+		go func() { done <- post("/w/0", "b", `{"order":"b","slow_ms":300}`) }()
+	}
+	<-done
+	<-done
+	r := s.Report()
+	if r.Orders != 2 || r.Repeats != 1 || r.Duplicates != 1 {
+		t.Fatalf("report = %+v; want 2 orders, 1 absorbed repeat, 1 order held twice (the overlap)", r)
+	}
+	calls := s.Calls()
+	if len(calls) != 4 || calls[0].Worker != 1 || !calls[0].Committed || calls[1].Worker != 2 || !calls[1].Absorbed || calls[2].Worker != 0 {
+		t.Fatalf("calls = %+v", calls)
+	}
+}

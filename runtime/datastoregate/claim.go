@@ -25,14 +25,24 @@ func expired(r *gate.Record, now time.Time) bool {
 // matching gate.ErrFenceExhausted; other errors mean the store did not answer.
 func (s *Store) Claim(ctx context.Context, req gate.ClaimRequest) (gate.ClaimResult, error) {
 	return update(ctx, s, "claim", req.Key, func(now time.Time, cur *gate.Record) (*gate.Record, gate.ClaimResult, error) {
-		return claimStep(req, now, cur)
+		return claimStep(req, now, s.skew, cur)
 	})
+}
+
+// expiredFor is expired with a claimed record judged at now − skew, so a
+// clock up to skew ahead of the holder's cannot expire it early.
+func expiredFor(r *gate.Record, now time.Time, skew time.Duration) bool {
+	if r.State == gate.StateClaimed {
+		now = now.Add(-skew)
+	}
+	return expired(r, now)
 }
 
 // claimStep is the claim rows of docs/design.md's transition table, as memgate
 // applies them.
-func claimStep(req gate.ClaimRequest, now time.Time, cur *gate.Record) (*gate.Record, gate.ClaimResult, error) {
-	live := cur != nil && !expired(cur, now)
+// A claimed record is judged skew earlier (see Options.MaxClockSkew).
+func claimStep(req gate.ClaimRequest, now time.Time, skew time.Duration, cur *gate.Record) (*gate.Record, gate.ClaimResult, error) {
+	live := cur != nil && !expiredFor(cur, now, skew)
 	if live && len(req.Fingerprint) > 0 && len(cur.Fingerprint) > 0 && !bytes.Equal(req.Fingerprint, cur.Fingerprint) {
 		return nil, gate.ClaimResult{Record: *cur}, fmt.Errorf("key %q: %w", req.Key, gate.ErrKeyReuse)
 	}
@@ -52,7 +62,7 @@ func claimStep(req gate.ClaimRequest, now time.Time, cur *gate.Record) (*gate.Re
 			if req.Token != "" && cur.ClaimToken == req.Token {
 				return nil, gate.ClaimResult{Status: gate.Won, Record: *cur}, nil
 			}
-			if now.Before(cur.LeaseExpiry) {
+			if now.Before(cur.LeaseExpiry.Add(skew)) {
 				return nil, gate.ClaimResult{Status: gate.HeldByOther, Record: *cur}, nil
 			}
 		}

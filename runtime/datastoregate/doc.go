@@ -49,10 +49,17 @@
 //
 // Datastore offers no server clock a transaction can read, so every decision
 // that involves time (lease live or lapsed, record expired) uses the calling
-// instance's clock (Options.Now, default time.Now). Clock skew between instances
-// shifts leases by the skew: keep leases much longer than any plausible skew
-// (Cloud Run instances are synchronised by Google's time service, typically to
-// well under a second).
+// instance's clock (Options.Now, default time.Now). (The API's LookupResponse
+// read_time and CommitResponse commit_time are server times, but
+// cloud.google.com/go/datastore does not pass them on.) Clock skew between
+// instances would shift leases by the skew, so a claim takes over a claimed
+// record only once its lease is Options.MaxClockSkew past on the claimant's
+// clock (gateenv: ONCEGATE_DATASTORE_MAX_CLOCK_SKEW, default 1 s): an instance
+// ahead of the holder by at most that never takes a live claim, and a crashed
+// holder's key stays blocked that much longer. A holder whose clock runs behind
+// sees its own lease end late, so keep the work deadline shorter than the lease
+// by more than the skew too. Cloud Run instances are synchronised by Google's
+// time service, typically to well under a second.
 //
 // # Expiry and the TTL policy
 //

@@ -90,7 +90,7 @@ func (s *Store) purgeOnce(ctx context.Context, keys []*datastore.Key, pending ma
 		case missing[i] && pending[k.Name]:
 			delete(pending, k.Name)
 			n++
-		case !missing[i] && expired(&es[i].rec, now):
+		case !missing[i] && expiredFor(&es[i].rec, now, s.skew):
 			del = append(del, k)
 		}
 	}

@@ -22,6 +22,10 @@ const DefaultKind = "OncegateRecord"
 
 // Defaults for Options.
 const (
+	// DefaultMaxClockSkew is the MaxClockSkew gateenv sets: Google Cloud's
+	// instances keep their clocks synchronised by NTP to well under this.
+	DefaultMaxClockSkew = time.Second
+
 	DefaultMaxAttempts  = 5
 	DefaultRetryBackoff = 20 * time.Millisecond
 	maxRetryDelay       = 2 * time.Second
@@ -44,6 +48,18 @@ type Options struct {
 	// read, so leases and expiry are judged on the calling instance's clock.
 	// Default time.Now. Times are stored to the microsecond.
 	Now func() time.Time
+	// MaxClockSkew is the largest difference between the clocks of any two
+	// instances sharing the records. A claim takes over a claimed record only
+	// once its lease_expiry (and its expires_at) is this far past on the
+	// claimant's clock, and Purge deletes a claimed record only then, so an
+	// instance whose clock runs ahead of the holder's by at most MaxClockSkew
+	// never takes a live claim. The price: a crashed holder's key stays blocked
+	// MaxClockSkew longer. Default 0 (the clocks are taken to agree); gateenv
+	// sets DefaultMaxClockSkew. Negative is invalid. Datastore gives the
+	// high-level client no server time (cloud.google.com/go/datastore does not
+	// expose LookupResponse.read_time or CommitResponse.commit_time), hence the
+	// margin.
+	MaxClockSkew time.Duration
 	// MaxAttempts bounds the transaction attempts of one call: the first plus
 	// retries after an aborted commit (contention) or a commit whose outcome is
 	// unknown. Default DefaultMaxAttempts (5); negative is invalid.
@@ -63,6 +79,7 @@ type Store struct {
 	kind    string
 	ns      string
 	now     func() time.Time
+	skew    time.Duration // Options.MaxClockSkew
 	tries   int
 	backoff time.Duration
 	log     *slog.Logger
@@ -91,7 +108,7 @@ func New(c *datastore.Client, opts *Options) (*Store, error) {
 	if opts != nil {
 		o = *opts
 	}
-	s := &Store{c: c, kind: o.Kind, ns: o.Namespace, now: o.Now, tries: o.MaxAttempts, backoff: o.RetryBackoff, log: o.Logger}
+	s := &Store{c: c, kind: o.Kind, ns: o.Namespace, now: o.Now, skew: o.MaxClockSkew, tries: o.MaxAttempts, backoff: o.RetryBackoff, log: o.Logger}
 	if s.kind == "" {
 		s.kind = DefaultKind
 	}
@@ -105,6 +122,9 @@ func New(c *datastore.Client, opts *Options) (*Store, error) {
 		return nil, fmt.Errorf("datastoregate: Options.MaxAttempts: must be at least 1 (got %d); leave zero for the default %d", s.tries, DefaultMaxAttempts)
 	case s.tries == 0:
 		s.tries = DefaultMaxAttempts
+	}
+	if s.skew < 0 {
+		return nil, fmt.Errorf("datastoregate: Options.MaxClockSkew: must not be negative (got %v); leave zero for none", s.skew)
 	}
 	switch {
 	case s.backoff < 0:

@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 
 	"cloud.google.com/go/datastore"
 	"github.com/redis/go-redis/v9"
@@ -214,11 +215,16 @@ func redisAddrs(v string) ([]string, error) {
 	return addrs, nil
 }
 
+// EnvDatastoreMaxClockSkew is datastoregate.Options.MaxClockSkew, a Go duration
+// (empty: datastoregate.DefaultMaxClockSkew).
+const EnvDatastoreMaxClockSkew = "ONCEGATE_DATASTORE_MAX_CLOCK_SKEW"
+
 // OpenDatastore opens Firestore in Datastore mode for GOOGLE_CLOUD_PROJECT and
 // ONCEGATE_DATASTORE_DATABASE (empty: the default database) with
 // datastore.NewClientWithDatabase, storing records under
-// ONCEGATE_DATASTORE_KIND (empty: datastoregate.DefaultKind). The client honours
-// DATASTORE_EMULATOR_HOST.
+// ONCEGATE_DATASTORE_KIND (empty: datastoregate.DefaultKind), leases judged
+// with a margin of ONCEGATE_DATASTORE_MAX_CLOCK_SKEW (empty:
+// datastoregate.DefaultMaxClockSkew). The client honours DATASTORE_EMULATOR_HOST.
 func OpenDatastore(ctx context.Context, getenv func(string) string) (gate.Backend, func() error, error) {
 	project := strings.TrimSpace(getenv(EnvProject))
 	if project == "" {
@@ -228,11 +234,20 @@ func OpenDatastore(ctx context.Context, getenv func(string) string) (gate.Backen
 	if db == "(default)" { // the console's name for it; the API wants the empty id
 		db = ""
 	}
+	skew := datastoregate.DefaultMaxClockSkew
+	if v := strings.TrimSpace(getenv(EnvDatastoreMaxClockSkew)); v != "" {
+		d, err := time.ParseDuration(v)
+		if err != nil || d < 0 || d > time.Minute {
+			return nil, nil, &sizing.EnvError{Var: EnvDatastoreMaxClockSkew, Value: v,
+				Want: "a Go duration from 0s to 1m, the largest difference between two instances' clocks", Err: err}
+		}
+		skew = d
+	}
 	c, err := datastore.NewClientWithDatabase(ctx, project, db)
 	if err != nil {
 		return nil, nil, fmt.Errorf("new client: %w", err)
 	}
-	s, err := datastoregate.New(c, &datastoregate.Options{Kind: strings.TrimSpace(getenv(EnvDatastoreKind))})
+	s, err := datastoregate.New(c, &datastoregate.Options{Kind: strings.TrimSpace(getenv(EnvDatastoreKind)), MaxClockSkew: skew})
 	if err != nil {
 		_ = c.Close()
 		return nil, nil, &sizing.EnvError{Var: EnvDatastoreKind, Value: getenv(EnvDatastoreKind),

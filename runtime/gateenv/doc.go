@@ -16,6 +16,7 @@
 //	GOOGLE_CLOUD_PROJECT          datastore: the project
 //	ONCEGATE_DATASTORE_DATABASE   datastore: the database id (empty: the default database)
 //	ONCEGATE_DATASTORE_KIND       datastore: the entity kind (empty: datastoregate.DefaultKind)
+//	ONCEGATE_DATASTORE_MAX_CLOCK_SKEW datastore: the lease margin for clock skew (empty: 1s)
 //	ONCEGATE_DISABLED             1 makes the adapters a logged pass-through (handler unit tests only)
 //	ONCEGATE_OIDC_AUDIENCE        the push token's audience (required unless ONCEGATE_OIDC_DISABLED=1)
 //	ONCEGATE_OIDC_SERVICE_ACCOUNT the push subscription's service account (required likewise)

@@ -36,6 +36,8 @@ type Options struct {
 	// MaxConcurrentReads bounds the request bodies read at once. Default
 	// push.DefaultMaxConcurrentReads.
 	MaxConcurrentReads int
+	// MaxKeyBytes is the longest key accepted. Default push.DefaultMaxKeyBytes.
+	MaxKeyBytes int
 	// OIDC, when set, verifies the request's OIDC token before any claim (an
 	// Eventarc trigger's service account).
 	OIDC *push.OIDCConfig
@@ -91,8 +93,8 @@ func NewHandler(g *gate.Gate, fn HandlerFunc, opts *Options) (*push.Guard, error
 	// the envelope overhead covers the event attributes.
 	return push.NewGuard(g, parse, &push.GuardOptions{
 		Adapter: "cloudevent", Mode: o.Mode, MaxBodyBytes: push.MaxBodyBytes(o.MaxDataBytes),
-		MaxConcurrentReads: o.MaxConcurrentReads,
-		AllowUnguarded:     o.AllowUnguarded, Disabled: o.Disabled, OIDC: o.OIDC, Logger: o.Logger,
+		MaxConcurrentReads: o.MaxConcurrentReads, MaxKeyBytes: o.MaxKeyBytes,
+		AllowUnguarded: o.AllowUnguarded, Disabled: o.Disabled, OIDC: o.OIDC, Logger: o.Logger,
 		MeterProvider: o.MeterProvider, TracerProvider: o.TracerProvider,
 	})
 }

@@ -21,7 +21,8 @@
 //     is 413;
 //  5. derives the key with Options.KeyFunc (default: the message id, stored as
 //     "<namespace>:<messageId>"); no usable key fails closed with 500 and no
-//     claim, unless Options.AllowUnguarded;
+//     claim, unless Options.AllowUnguarded; a key over Options.MaxKeyBytes
+//     (DefaultMaxKeyBytes, 1,024 bytes) is 400 with no claim;
 //  6. runs the function through gate.Lock (ModeLock) or gate.Mutex (ModeMutex)
 //     and answers Status(gate.OutcomeOf(err)): 204 for ran, duplicate,
 //     permanent, not-recorded and fenced-out (acks); 503 for in-progress,
@@ -32,7 +33,9 @@
 // # Telemetry
 //
 // One slog line per delivery with key, fence, outcome, status, mode, message_id
-// and delivery_attempt, never payload bytes: info for ran and duplicate, one
+// and delivery_attempt, never payload bytes; a key, message id or error text
+// longer than MaxLoggedBytes is cut to its head, length and SHA-256 prefix, so
+// one line stays far below Cloud Logging's 256 KB entry limit: info for ran and duplicate, one
 // warning line for in-progress (no stack trace), error for the rest (fenced-out
 // carries alert=true; unknown says "reconcile key …"). Error text returned by the
 // handler function is logged as is, so it should not quote the payload either.

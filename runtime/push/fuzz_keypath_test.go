@@ -20,7 +20,8 @@ import (
 // Whatever the key's bytes, a usable key runs the body once with the key
 // "<namespace>:<key>" byte for byte, stores the record under exactly that key,
 // and the next message with the same key is acknowledged as a duplicate without
-// running; an empty key fails closed (500) with nothing stored. The message id
+// running; an empty key fails closed (500) and a key over DefaultMaxKeyBytes is
+// refused (400), both with nothing stored. The message id
 // never leaks into the key.
 func FuzzKeyPath(f *testing.F) {
 	for _, s := range []struct{ id, key string }{
@@ -63,6 +64,12 @@ func FuzzKeyPath(f *testing.F) {
 		if want == "" {
 			if status != 500 || outcome != push.OutcomeNoKey || len(got) != 0 || store.Len() != 0 {
 				t.Fatalf("empty key: %d %s, ran %d, %d records; want 500 no-key and nothing stored", status, outcome, len(got), store.Len())
+			}
+			return
+		}
+		if len(want) > push.DefaultMaxKeyBytes {
+			if status != 400 || outcome != push.OutcomeKeyTooLong || len(got) != 0 || store.Len() != 0 {
+				t.Fatalf("%d-byte key: %d %s, ran %d, %d records; want 400 key-too-long and nothing stored", len(want), status, outcome, len(got), store.Len())
 			}
 			return
 		}

@@ -73,6 +73,10 @@ type GuardOptions struct {
 	// MaxConcurrentReads × MaxBodyBytes and, for slow senders, only what they
 	// sent. Default DefaultMaxConcurrentReads.
 	MaxConcurrentReads int
+	// MaxKeyBytes is the longest key accepted, in bytes, before the gate's
+	// namespace; a longer key answers 400 (outcome "key-too-long") before any
+	// claim. Default DefaultMaxKeyBytes.
+	MaxKeyBytes int
 	// AllowUnguarded runs deliveries whose key is not resolvable without any
 	// claim (fence 0), logged at warning level, instead of failing closed with 500.
 	AllowUnguarded bool
@@ -128,8 +132,13 @@ func NewGuard(g *gate.Gate, parse Parser, o *GuardOptions) (*Guard, error) {
 		return nil, fmt.Errorf("push.GuardOptions.Mode: %d is not ModeLock or ModeMutex", v.Mode)
 	case v.MaxBodyBytes < 0:
 		return nil, fmt.Errorf("push.GuardOptions.MaxBodyBytes: must be zero (default) or positive, got %d", v.MaxBodyBytes)
+	case v.MaxKeyBytes < 0:
+		return nil, fmt.Errorf("push.GuardOptions.MaxKeyBytes: must be zero (default) or positive, got %d", v.MaxKeyBytes)
 	case v.MaxConcurrentReads < 0:
 		return nil, fmt.Errorf("push.GuardOptions.MaxConcurrentReads: must be zero (default) or positive, got %d", v.MaxConcurrentReads)
+	}
+	if v.MaxKeyBytes == 0 {
+		v.MaxKeyBytes = DefaultMaxKeyBytes
 	}
 	if v.MaxConcurrentReads == 0 {
 		v.MaxConcurrentReads = DefaultMaxConcurrentReads

@@ -113,6 +113,9 @@ type Options struct {
 	// MaxConcurrentReads bounds the request bodies read at once (see
 	// GuardOptions.MaxConcurrentReads). Default DefaultMaxConcurrentReads.
 	MaxConcurrentReads int
+	// MaxKeyBytes is the longest key accepted (see GuardOptions.MaxKeyBytes).
+	// Default DefaultMaxKeyBytes.
+	MaxKeyBytes int
 	// OIDC, when set, verifies the push's OIDC token before any claim.
 	OIDC *OIDCConfig
 	// Disabled makes the handler a logged pass-through (handler unit tests only).
@@ -161,6 +164,7 @@ func NewHandler(g *gate.Gate, fn HandlerFunc, opts *Options) (*Guard, error) {
 	}
 	return NewGuard(g, parse, &GuardOptions{
 		Adapter: "push", Mode: o.Mode, MaxBodyBytes: MaxBodyBytes(o.MaxDataBytes), MaxConcurrentReads: o.MaxConcurrentReads,
+		MaxKeyBytes:    o.MaxKeyBytes,
 		AllowUnguarded: o.AllowUnguarded, Disabled: o.Disabled, OIDC: o.OIDC, Logger: o.Logger,
 		MeterProvider: o.MeterProvider, TracerProvider: o.TracerProvider,
 	})

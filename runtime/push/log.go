@@ -33,7 +33,7 @@ func (gd *Guard) logResult(log *slog.Logger, res result) {
 		msg = "oncegate: fenced out: a newer holder took the key while the body ran; acked; check the sink for a double effect"
 		extra = append(extra, "alert", true)
 	case gate.OutcomeUnknown:
-		msg = fmt.Sprintf("oncegate: reconcile key %q: its outcome is unknown; nacked so the dead-letter topic keeps the message", res.key)
+		msg = fmt.Sprintf("oncegate: reconcile key %q: its outcome is unknown; nacked so the dead-letter topic keeps the message", loggable(res.key))
 	case gate.OutcomeStoreUnavailable:
 		msg = "oncegate: store unavailable; nacked without running (fail closed)"
 	case gate.OutcomeRejected:
@@ -44,13 +44,13 @@ func (gd *Guard) logResult(log *slog.Logger, res result) {
 	if res.mode == "disabled" && level < slog.LevelWarn {
 		level = slog.LevelDebug
 	}
-	attrs := []any{"key", res.key, "fence", res.fence, "outcome", res.outcome.String(),
+	attrs := []any{"key", loggable(res.key), "fence", res.fence, "outcome", res.outcome.String(),
 		"status", res.status, "mode", res.mode}
 	if res.ran {
 		attrs = append(attrs, "body_duration", res.bodyDur)
 	}
 	if res.err != nil && res.outcome != gate.OutcomeInProgress && res.outcome != gate.OutcomeDuplicate {
-		attrs = append(attrs, "err", res.err.Error())
+		attrs = append(attrs, "err", loggableErr(res.err))
 	}
 	log.Log(context.Background(), level, msg, append(attrs, extra...)...)
 }

@@ -3,6 +3,7 @@ package push
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net/http"
 	"time"
 
@@ -31,18 +32,25 @@ func (gd *Guard) serve(w http.ResponseWriter, r *http.Request, d Delivery) {
 	ctx, span := gd.tel.Tracer.Start(r.Context(), "oncegate."+gd.o.Adapter+" process",
 		trace.WithSpanKind(trace.SpanKindConsumer),
 		trace.WithAttributes(telemetry.AttrAdapter.String(gd.o.Adapter),
-			telemetry.AttrMessageID.String(d.MessageID),
+			telemetry.AttrMessageID.String(loggable(d.MessageID)),
 			telemetry.AttrDeliveryAttempt.Int(d.DeliveryAttempt)))
 	defer span.End()
-	log := gd.log.With("message_id", d.MessageID, "delivery_attempt", d.DeliveryAttempt)
+	log := gd.log.With("message_id", loggable(d.MessageID), "delivery_attempt", d.DeliveryAttempt)
 
 	keyed := d.KeyErr == nil && d.Key != ""
 	var res result
 	switch {
+	case keyed && len(d.Key) > gd.o.MaxKeyBytes:
+		err := fmt.Errorf("key is %d bytes, over the %d-byte limit (GuardOptions.MaxKeyBytes)", len(d.Key), gd.o.MaxKeyBytes)
+		span.SetStatus(codes.Error, OutcomeKeyTooLong)
+		gd.answer(ctx, w, OutcomeKeyTooLong, gd.o.Mode.String(), http.StatusBadRequest)
+		log.Error("oncegate: key too long; refused without a claim", "key", loggable(d.Key), "outcome", OutcomeKeyTooLong,
+			"status", http.StatusBadRequest, "err", err)
+		return
 	case gd.o.Disabled:
 		res = gd.runUnguarded(ctx, d, "disabled")
 	case !keyed && gd.o.AllowUnguarded:
-		log.Warn("oncegate: no key resolvable; running unguarded (AllowUnguarded)", "err", d.KeyErr)
+		log.Warn("oncegate: no key resolvable; running unguarded (AllowUnguarded)", "err", loggableErr(d.KeyErr))
 		res = gd.runUnguarded(ctx, d, "unguarded")
 	case !keyed:
 		err := d.KeyErr
@@ -52,12 +60,12 @@ func (gd *Guard) serve(w http.ResponseWriter, r *http.Request, d Delivery) {
 		span.SetStatus(codes.Error, OutcomeNoKey)
 		gd.answer(ctx, w, OutcomeNoKey, gd.o.Mode.String(), http.StatusInternalServerError)
 		log.Error("oncegate: no key resolvable; failing closed without a claim", "outcome", OutcomeNoKey,
-			"status", http.StatusInternalServerError, "err", err)
+			"status", http.StatusInternalServerError, "err", loggableErr(err))
 		return
 	default:
 		res = gd.runGuarded(ctx, d)
 	}
-	span.SetAttributes(telemetry.AttrKey.String(res.key), telemetry.AttrFence.Int64(res.fence),
+	span.SetAttributes(telemetry.AttrKey.String(loggable(res.key)), telemetry.AttrFence.Int64(res.fence),
 		telemetry.AttrOutcome.String(res.outcome.String()), telemetry.AttrMode.String(res.mode),
 		telemetry.AttrHTTPStatus.Int(res.status))
 	if !Acks(res.status) {
@@ -77,7 +85,7 @@ func (gd *Guard) runGuarded(ctx context.Context, d Delivery) result {
 		res.ran, res.fence = true, c.Fence
 		gd.claimSpan(ctx, start, bodyStart, res.key)
 		bctx, span := gd.tel.Tracer.Start(bctx, "oncegate.body",
-			trace.WithAttributes(telemetry.AttrKey.String(c.Key), telemetry.AttrFence.Int64(c.Fence)))
+			trace.WithAttributes(telemetry.AttrKey.String(loggable(c.Key)), telemetry.AttrFence.Int64(c.Fence)))
 		defer func() {
 			res.bodyDur = time.Since(bodyStart)
 			span.End()
@@ -118,7 +126,7 @@ func (gd *Guard) runGuarded(ctx context.Context, d Delivery) result {
 // the body starts, which only the body callback observes.
 func (gd *Guard) claimSpan(ctx context.Context, start, end time.Time, key string) {
 	_, span := gd.tel.Tracer.Start(ctx, "oncegate.claim", trace.WithTimestamp(start),
-		trace.WithAttributes(telemetry.AttrKey.String(key)))
+		trace.WithAttributes(telemetry.AttrKey.String(loggable(key))))
 	span.End(trace.WithTimestamp(end))
 }
 
@@ -153,7 +161,7 @@ func (gd *Guard) labels(res result) telemetry.Labels {
 // refuse answers a request the Guard turned away before any verb ran.
 func (gd *Guard) refuse(w http.ResponseWriter, r *http.Request, status int, outcome string, err error) {
 	gd.answer(r.Context(), w, outcome, gd.o.Mode.String(), status)
-	gd.log.Warn("oncegate: request refused before any claim", "outcome", outcome, "status", status, "err", err)
+	gd.log.Warn("oncegate: request refused before any claim", "outcome", outcome, "status", status, "err", loggableErr(err))
 }
 
 // answer writes the status and counts the delivery.

@@ -23,7 +23,8 @@ import (
 //	                           reaches the dead-letter topic, which keeps it)
 //	error (anything else)      500 Internal Server Error (nack)
 //
-// The adapters answer these before any verb runs: 400 for a malformed envelope,
+// The adapters answer these before any verb runs: 400 for a malformed envelope
+// or a key over MaxKeyBytes,
 // 413 past the size limit, 503 when the request ended waiting for a body-read
 // slot, 401 or 403 for a failed OIDC check, 405 for a method
 // other than POST, and 500 when no key is resolvable and unguarded runs are not
@@ -66,4 +67,7 @@ const (
 	// OutcomeBusy: the request ended while waiting for one of the Guard's
 	// MaxConcurrentReads body-read slots (503, a nack).
 	OutcomeBusy = "busy"
+	// OutcomeKeyTooLong: the derived key is longer than MaxKeyBytes (400, a
+	// nack, before any claim).
+	OutcomeKeyTooLong = "key-too-long"
 )

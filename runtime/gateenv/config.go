@@ -36,6 +36,9 @@ type Options struct {
 	// Logger goes into the gate options and receives one info line describing
 	// the configuration. Default slog.Default().
 	Logger *slog.Logger
+	// readPlan reads the plan; default sizing.FromEnv (NewPull reads the pull
+	// plan).
+	readPlan func(getenv func(string) string) (sizing.Plan, error)
 }
 
 // Config is the runtime the environment describes.
@@ -95,7 +98,10 @@ func New(ctx context.Context, opts *Options) (*Config, error) {
 	if !ok {
 		errs = append(errs, &sizing.EnvError{Var: EnvBackend, Value: name, Want: "one of " + strings.Join(names(o.Backends), ", ")})
 	}
-	plan, err := sizing.FromEnv(o.Getenv)
+	if o.readPlan == nil {
+		o.readPlan = sizing.FromEnv
+	}
+	plan, err := o.readPlan(o.Getenv)
 	var pe *sizing.PlanError
 	switch {
 	case errors.As(err, &pe):

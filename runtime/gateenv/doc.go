@@ -14,6 +14,18 @@
 //	ONCEGATE_DATASTORE_KIND       datastore: the entity kind (empty: datastoregate.DefaultKind)
 //	ONCEGATE_DISABLED             1 makes the adapters a logged pass-through (handler unit tests only)
 //
+// A pull worker (NewPull, runtime/pull) reads the same variables plus:
+//
+//	ONCEGATE_PULL_SUBSCRIPTION          the subscription id or full name (required)
+//	ONCEGATE_STORE_TIMEOUT              one store call and one ack result (default 10s)
+//	ONCEGATE_PULL_MAX_EXTENSION         the client's MaxExtension (default 60m; negative: off)
+//	ONCEGATE_PULL_MAX_EXTENSION_PERIOD  the client's MaxDurationPerAckExtension (0s: none)
+//	ONCEGATE_PULL_MAX_OUTSTANDING       the client's MaxOutstandingMessages (default: the connections)
+//	ONCEGATE_PULL_BACKEND_CONNS         the backend client's connections (0: unbounded)
+//	ONCEGATE_PULL_DRAIN                 how long running bodies get after SIGTERM
+//
+// and checks them with sizing.PullPlan's rules instead of the push request's.
+//
 // New reads them once, re-checks the sizing plan with the sizing package (the
 // same validation the components ran at preview time, so a plan that drifted is
 // refused), opens the backend and returns a Config holding the backend, the

@@ -8,8 +8,8 @@ import (
 	"time"
 
 	"github.com/oncegate/oncegate/runtime/gate"
-	"github.com/oncegate/oncegate/runtime/push"
 	"github.com/oncegate/oncegate/runtime/pull"
+	"github.com/oncegate/oncegate/runtime/push"
 )
 
 // TestAckTable pins docs/design.md's ack table for pull: each outcome acks or
@@ -23,7 +23,7 @@ func TestAckTable(t *testing.T) {
 		backend func(r *rig) gate.Backend
 		prepare func(t *testing.T, r *rig, key string) // before Receive starts
 		body    error
-		wantRun int
+		wantRun int // runs; a nacked body-failed message may be redelivered and run again
 		wantAck bool
 		wantLog string
 		state   gate.State // want the record's state; "" means no record
@@ -73,7 +73,7 @@ func TestAckTable(t *testing.T) {
 			if acked != tc.wantAck {
 				t.Errorf("acked = %v, want %v", acked, tc.wantAck)
 			}
-			if n := int(runs.Load()); n != tc.wantRun {
+			if n := int(runs.Load()); n != tc.wantRun && !(tc.body != nil && !tc.wantAck && n > tc.wantRun) {
 				t.Errorf("body ran %d times, want %d", n, tc.wantRun)
 			}
 			rec, ok, err := r.store.Inspect(context.Background(), "ns:PO-1")

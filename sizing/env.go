@@ -21,6 +21,9 @@ const (
 	EnvMaxBackoff          = "ONCEGATE_MAX_BACKOFF"
 	EnvMaxDeliveryAttempts = "ONCEGATE_MAX_DELIVERY_ATTEMPTS"
 	EnvRequestTimeout      = "ONCEGATE_REQUEST_TIMEOUT"
+	EnvStoreTimeout        = "ONCEGATE_STORE_TIMEOUT"
+	// EnvDeadLetterReplayWindow is optional; Env writes "0s" for none.
+	EnvDeadLetterReplayWindow = "ONCEGATE_DEAD_LETTER_REPLAY_WINDOW"
 )
 
 // EnvNames returns the variables Env writes and FromEnv reads, in a fixed order.
@@ -28,6 +31,7 @@ func EnvNames() []string {
 	return []string{
 		EnvLease, EnvTTL, EnvHeartbeat, EnvWorkDeadline, EnvShutdownGrace,
 		EnvAckDeadline, EnvMinBackoff, EnvMaxBackoff, EnvMaxDeliveryAttempts, EnvRequestTimeout,
+		EnvStoreTimeout, EnvDeadLetterReplayWindow,
 	}
 }
 
@@ -63,21 +67,24 @@ func (e *EnvError) Unwrap() error { return e.Err }
 
 // Env returns the plan, with defaults applied, as the ONCEGATE_* variables of
 // EnvNames: durations in Go syntax without trailing zero units ("1m", "15m",
-// "1m30s"), a heartbeat of "0s" for none, attempts in decimal. FromEnv reads
+// "1m30s"), a heartbeat and a replay window of "0s" for none, attempts in
+// decimal. FromEnv reads
 // the result back to an equal plan.
 func (p Plan) Env() map[string]string {
 	r := p.WithDefaults()
 	return map[string]string{
-		EnvLease:               fmtDur(r.Lease),
-		EnvTTL:                 fmtDur(r.TTL),
-		EnvHeartbeat:           fmtDur(r.Heartbeat),
-		EnvWorkDeadline:        fmtDur(r.WorkDeadline),
-		EnvShutdownGrace:       fmtDur(r.ShutdownGrace),
-		EnvAckDeadline:         fmtDur(r.AckDeadline),
-		EnvMinBackoff:          fmtDur(r.MinBackoff),
-		EnvMaxBackoff:          fmtDur(r.MaxBackoff),
-		EnvMaxDeliveryAttempts: strconv.Itoa(r.MaxDeliveryAttempts),
-		EnvRequestTimeout:      fmtDur(r.RequestTimeout),
+		EnvLease:                  fmtDur(r.Lease),
+		EnvTTL:                    fmtDur(r.TTL),
+		EnvHeartbeat:              fmtDur(r.Heartbeat),
+		EnvWorkDeadline:           fmtDur(r.WorkDeadline),
+		EnvShutdownGrace:          fmtDur(r.ShutdownGrace),
+		EnvAckDeadline:            fmtDur(r.AckDeadline),
+		EnvMinBackoff:             fmtDur(r.MinBackoff),
+		EnvMaxBackoff:             fmtDur(r.MaxBackoff),
+		EnvMaxDeliveryAttempts:    strconv.Itoa(r.MaxDeliveryAttempts),
+		EnvRequestTimeout:         fmtDur(r.RequestTimeout),
+		EnvStoreTimeout:           fmtDur(r.StoreTimeout),
+		EnvDeadLetterReplayWindow: fmtDur(r.DeadLetterReplayWindow),
 	}
 }
 
@@ -119,6 +126,8 @@ func FromEnv(getenv func(string) string) (Plan, error) {
 	dur(EnvMinBackoff, &p.MinBackoff, false)
 	dur(EnvMaxBackoff, &p.MaxBackoff, false)
 	dur(EnvRequestTimeout, &p.RequestTimeout, false)
+	dur(EnvStoreTimeout, &p.StoreTimeout, false)
+	dur(EnvDeadLetterReplayWindow, &p.DeadLetterReplayWindow, false)
 	if v := strings.TrimSpace(getenv(EnvMaxDeliveryAttempts)); v != "" {
 		n, err := strconv.Atoi(v)
 		if err != nil {

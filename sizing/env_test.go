@@ -16,16 +16,18 @@ func lookup(env map[string]string) func(string) string {
 func TestEnvExact(t *testing.T) {
 	got := base().Env()
 	want := map[string]string{
-		"ONCEGATE_LEASE":                 "1m",
-		"ONCEGATE_TTL":                   "1h",
-		"ONCEGATE_HEARTBEAT":             "20s",
-		"ONCEGATE_WORK_DEADLINE":         "1m",
-		"ONCEGATE_SHUTDOWN_GRACE":        "10s",
-		"ONCEGATE_ACK_DEADLINE":          "1m",
-		"ONCEGATE_MIN_BACKOFF":           "10s",
-		"ONCEGATE_MAX_BACKOFF":           "10m",
-		"ONCEGATE_MAX_DELIVERY_ATTEMPTS": "17",
-		"ONCEGATE_REQUEST_TIMEOUT":       "5m",
+		"ONCEGATE_LEASE":                     "1m",
+		"ONCEGATE_TTL":                       "3h",
+		"ONCEGATE_HEARTBEAT":                 "20s",
+		"ONCEGATE_WORK_DEADLINE":             "1m",
+		"ONCEGATE_SHUTDOWN_GRACE":            "10s",
+		"ONCEGATE_ACK_DEADLINE":              "1m6s",
+		"ONCEGATE_MIN_BACKOFF":               "10s",
+		"ONCEGATE_MAX_BACKOFF":               "10m",
+		"ONCEGATE_MAX_DELIVERY_ATTEMPTS":     "17",
+		"ONCEGATE_REQUEST_TIMEOUT":           "5m",
+		"ONCEGATE_STORE_TIMEOUT":             "2s",
+		"ONCEGATE_DEAD_LETTER_REPLAY_WINDOW": "0s",
 	}
 	if !maps.Equal(got, want) {
 		t.Errorf("Env() = %v\nwant %v", got, want)

@@ -18,13 +18,16 @@ type Violation struct {
 	// "Subscription ack deadline must be 10s–600s (got 5s); raise it or leave
 	// zero for the default".
 	Message string
+	// Invariant is the invariant broken (1–5, see the package documentation),
+	// or 0 for a value outside a documented range.
+	Invariant int
 }
 
 // Error returns v.Message.
 func (v Violation) Error() string { return v.Message }
 
 // PlanError lists every violation of a plan, in a fixed order (field ranges
-// first, then invariants 1–3). It matches ErrUnsafePlan with errors.Is, and
+// first, then invariants 5, 1, 2, 3 and 4). It matches ErrUnsafePlan with errors.Is, and
 // errors.As finds each Violation through Unwrap.
 type PlanError struct {
 	Violations []Violation

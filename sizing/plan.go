@@ -30,12 +30,36 @@ const (
 	// accepts (3600 s). Source: Cloud Run "Set request timeout for services",
 	// https://cloud.google.com/run/docs/configuring/request-timeout
 	RequestTimeoutMax = 3600 * time.Second
+	// PubSubDefaultAckDeadline is the ack deadline of a subscription created
+	// without one (10 s), the deadline a push endpoint gets unless it is
+	// raised. Source: Pub/Sub subscription properties, "Acknowledgment
+	// deadline", https://cloud.google.com/pubsub/docs/subscription-properties
+	PubSubDefaultAckDeadline = 10 * time.Second
 )
+
+// MinStoreTimeout is the shortest StoreTimeout Validate accepts (100 ms): a
+// budget below one round trip to a store in another zone plus its commit makes
+// every claim fail (503) while the store is healthy.
+const MinStoreTimeout = 100 * time.Millisecond
+
+// StoreCallsPerDelivery is how many store phases of StoreTimeout each the time
+// budget of one delivery counts besides the work (invariant 5): the claim, the
+// complete (retried within its phase) and the unknown mark the gateway writes
+// when the complete could not be recorded.
+const StoreCallsPerDelivery = 3
 
 // Defaults for a Plan's zero fields (see Plan.WithDefaults).
 const (
-	// DefaultTTL keeps a done record for an hour, like the gate package.
+	// DefaultTTL is the shortest TTL a zero Plan.TTL resolves to (1 h). A zero
+	// TTL resolves to the redelivery horizon plus the dead-letter replay window
+	// rounded up to whole hours (invariant 4), and never below DefaultTTL.
 	DefaultTTL = time.Hour
+	// DefaultStoreTimeout bounds each store phase of a delivery (2 s): the
+	// claim, the complete with its retries, and the unknown mark. Two seconds
+	// is hundreds of round trips to a healthy Redis, SQL or Datastore store,
+	// and three phases of it leave room for work within Pub/Sub's default
+	// 10 s ack deadline.
+	DefaultStoreTimeout = 2 * time.Second
 	// DefaultMinBackoff is Pub/Sub's default minimum backoff of a retry policy
 	// (10 s). Source: https://cloud.google.com/pubsub/docs/subscription-properties
 	DefaultMinBackoff = 10 * time.Second
@@ -69,7 +93,9 @@ type Plan struct {
 	// Lease is how long a claim excludes other holders. Required.
 	Lease time.Duration
 	// TTL is how long a done record is kept, and how long a claim's record
-	// outlives its lease (expires_at). Zero means DefaultTTL.
+	// outlives its lease (expires_at). It must cover the redelivery horizon
+	// plus DeadLetterReplayWindow (invariant 4). Zero means that sum rounded up
+	// to whole hours, at least DefaultTTL.
 	TTL time.Duration
 	// Heartbeat, when positive, renews the lease at this interval while the
 	// work runs. It must be at most a third of Lease: one renewal may fail and
@@ -84,8 +110,8 @@ type Plan struct {
 	ShutdownGrace time.Duration
 	// AckDeadline is the subscription's ack deadline, whole seconds in
 	// [AckDeadlineMin, AckDeadlineMax]; for push it is the request timeout
-	// Pub/Sub applies. Zero means WorkDeadline rounded up to whole seconds,
-	// clamped to that range.
+	// Pub/Sub applies. Zero means the time budget (Plan.Budget) rounded up to
+	// whole seconds, clamped to that range.
 	AckDeadline time.Duration
 	// MinBackoff is the retry policy's minimum backoff, at most
 	// RetryBackoffMax. Zero means DefaultMinBackoff.
@@ -98,23 +124,34 @@ type Plan struct {
 	// conservative requirement (Attempts.Required) clamped to that range.
 	MaxDeliveryAttempts int
 	// RequestTimeout is the Cloud Run service's request timeout, at most
-	// RequestTimeoutMax and at least WorkDeadline. Zero means
-	// DefaultRequestTimeout, or WorkDeadline rounded up to whole seconds when
-	// that is longer (capped at RequestTimeoutMax).
+	// RequestTimeoutMax and at least the time budget. Zero means
+	// DefaultRequestTimeout, or the time budget rounded up to whole seconds
+	// when that is longer (capped at RequestTimeoutMax).
 	RequestTimeout time.Duration
+	// StoreTimeout bounds each store phase of one delivery: the claim, the
+	// complete (retried within it) and the unknown mark, each its own budget
+	// (invariant 5). At least MinStoreTimeout. Zero means DefaultStoreTimeout.
+	StoreTimeout time.Duration
+	// DeadLetterReplayWindow is how long after a message is dead-lettered its
+	// replay under the same business key may still be delivered (the
+	// operator's republish plus its delivery); the done record must outlive it
+	// too (invariant 4). Zero means dead letters are never replayed under the
+	// same key.
+	DeadLetterReplayWindow time.Duration
 }
 
 // WithDefaults returns p with every zero field replaced by its documented
 // default. Negative fields are kept so that Validate reports them.
 func (p Plan) WithDefaults() Plan {
-	if p.TTL == 0 {
-		p.TTL = DefaultTTL
-	}
 	if p.ShutdownGrace == 0 {
 		p.ShutdownGrace = DefaultShutdownGrace
 	}
+	if p.StoreTimeout == 0 {
+		p.StoreTimeout = DefaultStoreTimeout
+	}
+	budget := p.budget()
 	if p.AckDeadline == 0 {
-		p.AckDeadline = min(max(ceilSecond(p.WorkDeadline), AckDeadlineMin), AckDeadlineMax)
+		p.AckDeadline = min(max(ceilSecond(budget), AckDeadlineMin), AckDeadlineMax)
 	}
 	if p.MinBackoff == 0 {
 		p.MinBackoff = DefaultMinBackoff
@@ -123,29 +160,36 @@ func (p Plan) WithDefaults() Plan {
 		p.MaxBackoff = DefaultMaxBackoff
 	}
 	if p.RequestTimeout == 0 {
-		p.RequestTimeout = min(max(ceilSecond(p.WorkDeadline), DefaultRequestTimeout), RequestTimeoutMax)
+		p.RequestTimeout = min(max(ceilSecond(budget), DefaultRequestTimeout), RequestTimeoutMax)
 	}
 	if p.MaxDeliveryAttempts == 0 {
 		req := ConservativeAttempts(p.Wait(), p.MinBackoff)
 		req = satAdd(req, Margin)
 		p.MaxDeliveryAttempts = min(max(req, DeliveryAttemptsMin), DeliveryAttemptsMax)
 	}
+	if p.TTL == 0 {
+		p.TTL = max(DefaultTTL, ceilUnit(addDur(p.horizon(), max(p.DeadLetterReplayWindow, 0)), time.Hour))
+	}
 	return p
 }
 
-// ceilSecond rounds d up to a whole number of seconds (d ≤ 0 gives 0).
-func ceilSecond(d time.Duration) time.Duration {
+// ceilUnit rounds d up to a whole number of units (d ≤ 0 gives 0),
+// saturating instead of overflowing.
+func ceilUnit(d, unit time.Duration) time.Duration {
 	if d <= 0 {
 		return 0
 	}
-	if r := d % time.Second; r != 0 {
-		if d > maxDuration-time.Second {
+	if r := d % unit; r != 0 {
+		if d > maxDuration-unit {
 			return d - r
 		}
-		return d - r + time.Second
+		return d - r + unit
 	}
 	return d
 }
+
+// ceilSecond rounds d up to a whole number of seconds (d ≤ 0 gives 0).
+func ceilSecond(d time.Duration) time.Duration { return ceilUnit(d, time.Second) }
 
 const maxDuration = time.Duration(1<<63 - 1)
 
@@ -155,6 +199,43 @@ func addDur(a, b time.Duration) time.Duration {
 		return maxDuration
 	}
 	return a + b
+}
+
+// mulDur multiplies a non-negative duration by n ≥ 0, saturating.
+func mulDur(d time.Duration, n int) time.Duration {
+	if d <= 0 || n <= 0 {
+		return 0
+	}
+	if int64(d) > int64(maxDuration)/int64(n) {
+		return maxDuration
+	}
+	return d * time.Duration(n)
+}
+
+// FormatDuration writes d for people: Go duration syntax (time.ParseDuration
+// reads it back exactly) without trailing zero units, so 60 s is "1m", an hour
+// "1h" and 90 s "1m30s". Every duration the package prints goes through it;
+// the computed values it prints (fixes, horizons) are rounded first, in the
+// safe direction, to milliseconds below a minute and whole seconds above.
+func FormatDuration(d time.Duration) string { return fmtDur(d) }
+
+// humanUnit is the rounding unit of a computed duration near d.
+func humanUnit(d time.Duration) time.Duration {
+	if d < time.Minute {
+		return time.Millisecond
+	}
+	return time.Second
+}
+
+// fmtUp writes a lower bound (a value to raise something to), rounded up.
+func fmtUp(d time.Duration) string { return fmtDur(ceilUnit(d, humanUnit(d))) }
+
+// fmtDown writes an upper bound (a value to lower something to), rounded down.
+func fmtDown(d time.Duration) string {
+	if d <= 0 {
+		return fmtDur(d)
+	}
+	return fmtDur(d - d%humanUnit(d))
 }
 
 // fmtDur writes d in Go duration syntax without trailing zero units:

@@ -3,6 +3,7 @@ package sizing
 import (
 	"errors"
 	"fmt"
+	"math/rand/v2"
 	"slices"
 	"testing"
 	"time"
@@ -21,7 +22,15 @@ import (
 //     after its claim and wake to complete at work deadline plus grace;
 //   - the duplicate's first delivery lands just after the claim and every
 //     retry follows the previous one after exactly the minimum backoff;
-//     Margin deliveries after the key frees are lost to other causes.
+//     Margin deliveries after the key frees are lost to other causes;
+//   - each store phase of a delivery (claim, complete, unknown mark) stalls
+//     until its timeout, and the answer is lost when it comes after the ack
+//     deadline or the request timeout;
+//   - a processed message's answers are all lost, so Pub/Sub redelivers it
+//     until its attempts run out, each delivery running to its ack deadline
+//     and each retry waiting a backoff the adversary picks within the retry
+//     policy (best effort, so the longest is the maximum backoff), and an
+//     operator may replay its dead letter just before the replay window ends.
 
 type outcome string
 
@@ -30,11 +39,13 @@ const (
 	overlap    outcome = "invariant 1: the lease lapsed while the work ran"
 	refenced   outcome = "invariant 2: the record could be deleted while its holder lived"
 	deadLetter outcome = "invariant 3: the duplicate was dead-lettered"
-	redelivery outcome = "the push request ended before the work"
+	redelivery outcome = "invariant 5: the answer came after the push request ended"
+	repeated   outcome = "invariant 4: a late redelivery found the done record expired"
 )
 
 type scenario struct {
-	kind       string // "live", "crash" or "zombie"
+	kind       string // "live", "crash", "zombie", "answer" or "late"
+	backoff    string // late: "max", "min", "doubling" or "random"
 	failTick   int    // live: renewal attempt that fails (0: none); the next one lands late
 	crashAfter int    // crash: the holder dies after this renewal took effect, late (0: after its claim)
 }
@@ -76,14 +87,66 @@ func duplicate(p Plan, k *key, doneAt time.Duration) bool {
 	return false
 }
 
+// answer replays one delivery's phases, each stalled to its bound, and
+// reports whether the answer reaches Pub/Sub while it still waits.
+func answer(p Plan) bool {
+	t := time.Duration(0)
+	for _, phase := range []time.Duration{p.StoreTimeout, p.WorkDeadline, p.StoreTimeout, p.StoreTimeout} {
+		t += phase // claim, work, complete (with retries), unknown mark
+	}
+	return t <= p.AckDeadline && t <= p.RequestTimeout
+}
+
+// late delivers a processed message again and again, every answer lost: the
+// done record was written at 0, delivery k+1 is sent when delivery k's ack
+// deadline ran out plus a backoff, each delivery's claim lands just before its
+// own ack deadline ends (the request may wait in transit or in Cloud Run's
+// queue), and a dead letter's replay is claimed just before the replay window
+// closes. It reports false when some claim finds the record expired (at or
+// after expires_at, when the store lets it be claimed afresh).
+func late(p Plan, strategy string, rng *rand.Rand) bool {
+	const eps = time.Nanosecond
+	expiresAt := p.TTL // done at 0
+	t, d := time.Duration(0), p.MinBackoff
+	for n := 1; n <= p.MaxDeliveryAttempts; n++ {
+		if t+p.AckDeadline-eps >= expiresAt {
+			return false
+		}
+		var b time.Duration
+		switch strategy {
+		case "max":
+			b = p.MaxBackoff
+		case "min":
+			b = p.MinBackoff
+		case "doubling":
+			b, d = min(d, p.MaxBackoff), min(2*d, p.MaxBackoff)
+		case "random":
+			b = p.MinBackoff + time.Duration(rng.Int64N(int64(p.MaxBackoff-p.MinBackoff)+1))
+		}
+		if n < p.MaxDeliveryAttempts {
+			t += p.AckDeadline + b
+		}
+	}
+	if p.DeadLetterReplayWindow > 0 {
+		replay := t + p.AckDeadline + p.DeadLetterReplayWindow - eps
+		return replay < expiresAt
+	}
+	return true
+}
+
 func simulate(p Plan, sc scenario) outcome {
 	const eps = time.Nanosecond
 	k := &key{leaseExpiry: p.Lease, expiresAt: p.Lease + p.TTL} // claimed at 0
 	switch sc.kind {
-	case "live":
-		if p.WorkDeadline > p.AckDeadline || p.WorkDeadline > p.RequestTimeout {
+	case "answer":
+		if !answer(p) {
 			return redelivery
 		}
+	case "late":
+		if !late(p, sc.backoff, rand.New(rand.NewPCG(uint64(p.TTL), uint64(p.MaxDeliveryAttempts)))) {
+			return repeated
+		}
+	case "live":
 		for n := 1; p.Heartbeat > 0 && time.Duration(n)*p.Heartbeat < p.WorkDeadline; n++ {
 			if n == sc.failTick {
 				continue
@@ -123,7 +186,7 @@ func simulate(p Plan, sc scenario) outcome {
 }
 
 func scenarios(p Plan) []scenario {
-	out := []scenario{{kind: "live"}, {kind: "zombie"}, {kind: "crash"}}
+	out := []scenario{{kind: "live"}, {kind: "zombie"}, {kind: "crash"}, {kind: "answer"}, {kind: "late", backoff: "max"}}
 	if p.Heartbeat <= 0 {
 		return out
 	}
@@ -145,15 +208,17 @@ func grid(yield func(Plan) bool) {
 	for _, lease := range []time.Duration{10 * s, 30 * s, 60 * s, 61 * s, 90 * s, 5 * m, 15 * m} {
 		for _, hb := range []time.Duration{0, 10 * s, 20 * s, 21 * s, 30 * s} {
 			for _, wd := range []time.Duration{10 * s, 30 * s, 60 * s, 2 * m, 10 * m} {
-				for _, ttl := range []time.Duration{s, 30 * s, time.Hour} {
+				for _, ttl := range []time.Duration{s, 30 * s, time.Hour, 48 * time.Hour} {
 					for _, grace := range []time.Duration{10 * s, 30 * s} {
 						for _, ack := range []time.Duration{10 * s, 60 * s, 600 * s} {
 							for _, minB := range []time.Duration{s, 10 * s, 60 * s} {
 								for _, n := range []int{5, 15, 93, 100} {
 									for _, rt := range []time.Duration{60 * s, 300 * s} {
-										if !yield(Plan{Lease: lease, TTL: ttl, Heartbeat: hb, WorkDeadline: wd, ShutdownGrace: grace,
-											AckDeadline: ack, MinBackoff: minB, MaxBackoff: 600 * s, MaxDeliveryAttempts: n, RequestTimeout: rt}) {
-											return
+										for _, st := range []time.Duration{500 * time.Millisecond, 5 * s} {
+											if !yield(Plan{Lease: lease, TTL: ttl, Heartbeat: hb, WorkDeadline: wd, ShutdownGrace: grace,
+												AckDeadline: ack, MinBackoff: minB, MaxBackoff: 600 * s, MaxDeliveryAttempts: n, RequestTimeout: rt, StoreTimeout: st}) {
+												return
+											}
 										}
 									}
 								}
@@ -197,7 +262,7 @@ func TestValidPlansSurviveSimulation(t *testing.T) {
 	if valid < 1000 {
 		t.Errorf("only %d valid plans in the grid", valid)
 	}
-	for _, o := range []outcome{overlap, refenced, deadLetter, redelivery} {
+	for _, o := range []outcome{overlap, refenced, deadLetter, redelivery, repeated} {
 		if caught[o] == 0 {
 			t.Errorf("the simulation never caught %q: the grid is too narrow", o)
 		}
@@ -212,26 +277,66 @@ func checkExact(t *testing.T, p Plan, err error, failed []outcome) {
 	}
 	reported := map[outcome]bool{}
 	for _, v := range pe.Violations {
-		switch v.Field {
-		case "Lease":
-			reported[overlap] = true
-		case "TTL":
-			reported[refenced] = true
-		case "MinBackoff", "MaxDeliveryAttempts":
-			reported[deadLetter] = true
-		case "AckDeadline", "WorkDeadline", "RequestTimeout":
-			reported[redelivery] = true
-		}
+		reported[map[int]outcome{1: overlap, 2: refenced, 3: deadLetter, 4: repeated, 5: redelivery}[v.Invariant]] = true
 	}
-	// The live scenario stops at its first failure, so an overlap or a lost
-	// push can hide a dead letter; compare the scenarios that run on their own.
-	for _, o := range []outcome{refenced, overlap, redelivery} {
-		if got := slices.Contains(failed, o); got != reported[o] && !(o == overlap && reported[redelivery]) {
+	for _, o := range []outcome{refenced, overlap, redelivery, repeated} {
+		if got := slices.Contains(failed, o); got != reported[o] {
 			t.Errorf("plan %+v: simulation %s=%v, Validate says %v", p, o, got, err)
 		}
 	}
 	crash := simulate(p, scenario{kind: "crash"}) == deadLetter
 	if crash != reported[deadLetter] {
 		t.Errorf("plan %+v: crash scenario dead-letters=%v, Validate says %v", p, crash, fmt.Sprint(err))
+	}
+}
+
+// TestHorizonSurvivesLateRedeliveries checks invariant 4 against the delivery
+// simulation alone, over retry policies, attempts, replay windows and TTLs on
+// both sides of each plan's horizon: a plan Validate accepts survives every
+// backoff strategy, and Validate reports invariant 4 exactly when the longest
+// strategy (every retry at the maximum backoff) finds an expired record.
+func TestHorizonSurvivesLateRedeliveries(t *testing.T) {
+	checked, refused := 0, 0
+	for _, ack := range []time.Duration{10 * s, 60 * s, 600 * s} {
+		for _, minB := range []time.Duration{s, 10 * s, 60 * s} {
+			for _, maxB := range []time.Duration{60 * s, 600 * s} {
+				for _, n := range []int{5, 15, 93, 100} {
+					for _, window := range []time.Duration{0, time.Hour, 7 * 24 * time.Hour} {
+						p := Plan{Lease: 5 * s, WorkDeadline: 4 * s, StoreTimeout: 2 * s, AckDeadline: ack,
+							MinBackoff: minB, MaxBackoff: maxB, MaxDeliveryAttempts: n, DeadLetterReplayWindow: window}
+						h := time.Duration(n)*ack + time.Duration(n-1)*maxB + window // the closed form, for the TTLs to try
+						for _, ttl := range []time.Duration{time.Hour, h - ns, h, h + ns, 48 * time.Hour, 60 * 24 * time.Hour} {
+							p.TTL = ttl
+							checked++
+							inv4 := false
+							var pe *PlanError
+							if errors.As(p.Validate(), &pe) {
+								for _, v := range pe.Violations {
+									inv4 = inv4 || v.Invariant == 4
+								}
+							}
+							if inv4 {
+								refused++
+							}
+							if got := !late(p, "max", nil); got != inv4 {
+								t.Errorf("plan %+v: longest redeliveries find the record expired=%v, Validate reports invariant 4=%v", p, got, inv4)
+							}
+							if inv4 {
+								continue
+							}
+							rng := rand.New(rand.NewPCG(uint64(n), uint64(ttl)))
+							for _, strategy := range []string{"min", "doubling", "random", "random", "random"} {
+								if !late(p, strategy, rng) {
+									t.Fatalf("plan %+v passes invariant 4 but %s backoffs find the record expired", p, strategy)
+								}
+							}
+						}
+					}
+				}
+			}
+		}
+	}
+	if refused == 0 || refused == checked {
+		t.Errorf("%d of %d plans refused: the grid does not straddle the horizon", refused, checked)
 	}
 }

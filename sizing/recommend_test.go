@@ -16,7 +16,7 @@ func TestRecommend(t *testing.T) {
 	}{
 		{"lease left zero takes the recommended renewed lease",
 			Plan{WorkDeadline: 2 * m},
-			Plan{Lease: 60 * s, Heartbeat: 20 * s, WorkDeadline: 2 * m, AckDeadline: 2 * m, MaxDeliveryAttempts: 23}},
+			Plan{Lease: 60 * s, Heartbeat: 20 * s, WorkDeadline: 2 * m, AckDeadline: 2*m + 6*s, MaxDeliveryAttempts: 23}},
 		{"a heartbeat alone gets a lease three times it",
 			Plan{WorkDeadline: 30 * s, Heartbeat: 5 * s},
 			Plan{Lease: 15 * s, Heartbeat: 5 * s, WorkDeadline: 30 * s, MaxDeliveryAttempts: 8}},
@@ -33,8 +33,8 @@ func TestRecommend(t *testing.T) {
 			Plan{Lease: 60 * s, Heartbeat: 20 * s, WorkDeadline: 60 * s, MaxDeliveryAttempts: 6},
 			Plan{Lease: 60 * s, Heartbeat: 20 * s, WorkDeadline: 60 * s, MaxDeliveryAttempts: 17}},
 		{"the design example stays at a 10s backoff",
-			Plan{Lease: 15 * m, WorkDeadline: 10 * m},
-			Plan{Lease: 15 * m, WorkDeadline: 10 * m, MaxDeliveryAttempts: 93}},
+			Plan{Lease: 15 * m, WorkDeadline: 9 * m},
+			Plan{Lease: 15 * m, WorkDeadline: 9 * m, MaxDeliveryAttempts: 93}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -61,8 +61,8 @@ func TestRecommendSaysWhyNoneExists(t *testing.T) {
 	}{
 		{"work deadline missing", Plan{Lease: 60 * s}, []string{"WorkDeadline"}, "Work deadline must be set"},
 		{"unrenewed lease under the work", Plan{Lease: 60 * s, WorkDeadline: 2 * m}, []string{"Lease"}, "set a heartbeat"},
-		{"no backoff fits", Plan{Lease: 17 * time.Hour, WorkDeadline: 10 * m}, []string{"MinBackoff"}, "no minimum backoff up to 600s fits; shorten the lease"},
-		{"work longer than any push", Plan{WorkDeadline: 11 * m}, []string{"WorkDeadline"}, "at most 600s"},
+		{"no backoff fits", Plan{Lease: 17 * time.Hour, WorkDeadline: 9 * m}, []string{"MinBackoff"}, "no minimum backoff up to 600s fits; shorten the lease"},
+		{"work longer than any push", Plan{WorkDeadline: 11 * m}, []string{"WorkDeadline"}, "lower the work deadline to 9m54s to fit Pub/Sub's 600s ack deadline cap"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -100,5 +100,56 @@ func TestRecommendGrid(t *testing.T) {
 				}
 			}
 		}
+	}
+}
+
+func TestRecommendChangesSayWhatAndWhy(t *testing.T) {
+	// The example: an explicit attempts count and TTL both too low.
+	in := Plan{Lease: 2 * m, WorkDeadline: 60 * s, TTL: time.Millisecond, MaxDeliveryAttempts: 10, AckDeadline: 60 * s}
+	got, cs, err := RecommendChanges(in)
+	if err != nil {
+		t.Fatalf("RecommendChanges(%+v): %v", in, err)
+	}
+	byField := map[string]Change{}
+	for _, c := range cs {
+		if c.Why == "" {
+			t.Errorf("change %+v says no why", c)
+		}
+		byField[c.Field] = c
+	}
+	// W = 2m: ⌈120/10⌉+1+2 = 15 attempts; the budget 66s raises the ack
+	// deadline; horizon 15×66s + 14×600s = 2h36m30s, so a 3h TTL.
+	want := []Change{
+		{Field: "TTL", From: "1ms", To: "3h", Replaced: true},
+		{Field: "AckDeadline", From: "1m", To: "1m6s", Replaced: true},
+		{Field: "MaxDeliveryAttempts", From: "10", To: "15", Replaced: true},
+		{Field: "StoreTimeout", From: "0s", To: "2s"},
+		{Field: "ShutdownGrace", From: "0s", To: "10s"},
+		{Field: "MinBackoff", From: "0s", To: "10s"},
+	}
+	for _, w := range want {
+		c, ok := byField[w.Field]
+		if !ok || c.From != w.From || c.To != w.To || c.Replaced != w.Replaced {
+			t.Errorf("change of %s = %+v, want %+v", w.Field, c, w)
+		}
+	}
+	if !strings.Contains(byField["TTL"].Why, "invariant 4") || !strings.Contains(byField["MaxDeliveryAttempts"].Why, "invariant 3") ||
+		!strings.Contains(byField["AckDeadline"].Why, "invariant 5") {
+		t.Errorf("reasons do not name the invariants: %+v", cs)
+	}
+	if _, ok := byField["Lease"]; ok {
+		t.Errorf("the explicit lease was changed: %+v", byField["Lease"])
+	}
+	if got.TTL != 3*time.Hour || got.MaxDeliveryAttempts != 15 || got.AckDeadline != 66*s {
+		t.Errorf("Recommend = %+v", got)
+	}
+	// Every change is listed: applying them to the input gives the output.
+	if len(cs) != 8 { // those above, MaxBackoff and RequestTimeout; nothing for the replay window left 0
+		t.Errorf("%d changes, want 8: %+v", len(cs), cs)
+	}
+	// A safe explicit plan is left alone.
+	safe := base().WithDefaults()
+	if _, cs, err := RecommendChanges(safe); err != nil || len(cs) != 0 {
+		t.Errorf("RecommendChanges(safe) = %+v, %v; want no changes", cs, err)
 	}
 }

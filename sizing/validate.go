@@ -6,9 +6,9 @@ import (
 )
 
 // Validate applies the defaults (WithDefaults) and checks the result: the
-// documented Pub/Sub and Cloud Run ranges, a work deadline that fits the ack
-// deadline and the request timeout, and invariants 1–3 (see the package
-// documentation). It returns nil for a safe plan, or a *PlanError listing
+// documented Pub/Sub and Cloud Run ranges, a time budget that fits the ack
+// deadline and the request timeout (invariant 5), and invariants 1–4 (see the
+// package documentation). It returns nil for a safe plan, or a *PlanError listing
 // every violation as one sentence naming the numbers and the fix.
 func (p Plan) Validate() error {
 	var c checker
@@ -17,6 +17,7 @@ func (p Plan) Validate() error {
 	c.ranges(r)
 	c.deadlines(r)
 	c.invariants(r)
+	c.horizon(r)
 	if len(c.vs) == 0 {
 		return nil
 	}
@@ -25,22 +26,26 @@ func (p Plan) Validate() error {
 
 type checker struct{ vs []Violation }
 
-func (c *checker) add(field, format string, args ...any) {
-	c.vs = append(c.vs, Violation{Field: field, Message: fmt.Sprintf(format, args...)})
+func (c *checker) add(field, format string, args ...any) { c.addInv(0, field, format, args...) }
+
+func (c *checker) addInv(inv int, field, format string, args ...any) {
+	c.vs = append(c.vs, Violation{Field: field, Message: fmt.Sprintf(format, args...), Invariant: inv})
 }
 
 // Prose names of the fields, as the sentences use them.
 var prose = map[string]string{
-	"Lease":               "Lease",
-	"TTL":                 "TTL",
-	"Heartbeat":           "Heartbeat",
-	"WorkDeadline":        "Work deadline",
-	"ShutdownGrace":       "Shutdown grace",
-	"AckDeadline":         "Subscription ack deadline",
-	"MinBackoff":          "Retry policy minimum backoff",
-	"MaxBackoff":          "Retry policy maximum backoff",
-	"MaxDeliveryAttempts": "Dead-letter max delivery attempts",
-	"RequestTimeout":      "Cloud Run request timeout",
+	"Lease":                  "Lease",
+	"TTL":                    "TTL",
+	"Heartbeat":              "Heartbeat",
+	"WorkDeadline":           "Work deadline",
+	"ShutdownGrace":          "Shutdown grace",
+	"AckDeadline":            "Subscription ack deadline",
+	"MinBackoff":             "Retry policy minimum backoff",
+	"MaxBackoff":             "Retry policy maximum backoff",
+	"MaxDeliveryAttempts":    "Dead-letter max delivery attempts",
+	"RequestTimeout":         "Cloud Run request timeout",
+	"StoreTimeout":           "Store timeout",
+	"DeadLetterReplayWindow": "Dead-letter replay window",
 }
 
 // signs reports negative fields and the required fields left zero.
@@ -59,6 +64,8 @@ func (c *checker) signs(p Plan) {
 		{"MinBackoff", p.MinBackoff, "zero for the default"},
 		{"MaxBackoff", p.MaxBackoff, "zero for the default"},
 		{"RequestTimeout", p.RequestTimeout, "zero for the default"},
+		{"StoreTimeout", p.StoreTimeout, "zero for the default"},
+		{"DeadLetterReplayWindow", p.DeadLetterReplayWindow, "zero for no replay"},
 	} {
 		switch {
 		case f.v < 0 && f.zero != "":
@@ -108,28 +115,71 @@ func (c *checker) ranges(r Plan) {
 	if r.RequestTimeout > RequestTimeoutMax {
 		c.add("RequestTimeout", "Cloud Run request timeout must be at most 3600s (got %s); lower it or leave zero for the default", fmtDur(r.RequestTimeout))
 	}
+	if r.StoreTimeout > 0 && r.StoreTimeout < MinStoreTimeout {
+		c.add("StoreTimeout", "Store timeout must be at least %s (got %s), or every store call of a healthy store times out; raise it or leave zero for the default %s", fmtDur(MinStoreTimeout), fmtDur(r.StoreTimeout), fmtDur(DefaultStoreTimeout))
+	}
 }
 
-// deadlines reports a work deadline that outlasts the push request: Pub/Sub
-// gives up after the ack deadline and Cloud Run after the request timeout.
+// deadlines reports a time budget that outlasts the push request (invariant
+// 5): Pub/Sub stops waiting after the ack deadline (a later answer is a nack)
+// and Cloud Run after the request timeout, so an answer for a processed
+// message that comes later is a redelivery, which repeats the work when the
+// record could be written neither done nor unknown.
 func (c *checker) deadlines(r Plan) {
-	wd := r.WorkDeadline
-	if wd <= 0 {
+	wd, st := r.WorkDeadline, r.StoreTimeout
+	if wd <= 0 || st < 0 {
 		return
 	}
-	if r.AckDeadline >= AckDeadlineMin && r.AckDeadline <= AckDeadlineMax && wd > r.AckDeadline {
-		if wd > AckDeadlineMax {
-			c.add("WorkDeadline", "Work deadline %s exceeds the subscription ack deadline %s, so every such delivery is redelivered while it runs; lower the work deadline to at most 600s, Pub/Sub's ack deadline cap", fmtDur(wd), fmtDur(r.AckDeadline))
+	b := r.budget()
+	parts := fmt.Sprintf("claim %s + work deadline %s + complete %s + unknown mark %s", fmtDur(st), fmtDur(wd), fmtDur(st), fmtDur(st))
+	// lower names what fits within limit: a shorter work deadline, or a
+	// shorter store timeout when one of at least MinStoreTimeout does.
+	lower := func(limit time.Duration) string {
+		stores := mulDur(st, StoreCallsPerDelivery)
+		var alts []string
+		if limit > stores {
+			alts = append(alts, "the work deadline to "+fmtDown(limit-stores))
+		}
+		if limit > wd {
+			if fit := (limit - wd) / StoreCallsPerDelivery; fit >= MinStoreTimeout {
+				alts = append(alts, "the store timeout to "+fmtDown(fit))
+			}
+		}
+		switch len(alts) {
+		case 0:
+			return ""
+		case 1:
+			return alts[0]
+		}
+		return alts[0] + " or " + alts[1]
+	}
+	if r.AckDeadline >= AckDeadlineMin && r.AckDeadline <= AckDeadlineMax && b > r.AckDeadline {
+		if l := lower(r.AckDeadline); b > AckDeadlineMax {
+			field := "WorkDeadline" // the larger part of the budget is the one to cut
+			if wd < mulDur(st, StoreCallsPerDelivery) {
+				field = "StoreTimeout"
+			}
+			if l == "" {
+				l = "the work deadline and the store timeout"
+			}
+			c.addInv(5, field, "Time budget %s (%s) exceeds the subscription ack deadline %s, so the answer for a processed message can reach Pub/Sub after it gave up and redelivered (invariant 5); lower %s to fit Pub/Sub's 600s ack deadline cap", fmtDur(b), parts, fmtDur(r.AckDeadline), l)
 		} else {
-			c.add("AckDeadline", "Work deadline %s exceeds the subscription ack deadline %s, so every such delivery is redelivered while it runs; raise the ack deadline to at least %s or lower the work deadline", fmtDur(wd), fmtDur(r.AckDeadline), fmtDur(ceilSecond(wd)))
+			if l != "" {
+				l = ", or lower " + l
+			}
+			c.addInv(5, "AckDeadline", "Time budget %s (%s) exceeds the subscription ack deadline %s, so the answer for a processed message can reach Pub/Sub after it gave up and redelivered (invariant 5); raise the ack deadline to at least %s%s", fmtDur(b), parts, fmtDur(r.AckDeadline), fmtDur(ceilSecond(b)), l)
 		}
 	}
-	if r.RequestTimeout > 0 && r.RequestTimeout <= RequestTimeoutMax && wd > r.RequestTimeout {
-		c.add("RequestTimeout", "Work deadline %s exceeds the Cloud Run request timeout %s, so Cloud Run answers 504 while the work still runs; raise the request timeout to at least %s or lower the work deadline", fmtDur(wd), fmtDur(r.RequestTimeout), fmtDur(wd))
+	if r.RequestTimeout > 0 && r.RequestTimeout <= RequestTimeoutMax && b > r.RequestTimeout {
+		l := lower(r.RequestTimeout)
+		if l != "" {
+			l = ", or lower " + l
+		}
+		c.addInv(5, "RequestTimeout", "Time budget %s (%s) exceeds the Cloud Run request timeout %s, so Cloud Run answers 504 before the gateway's answer (invariant 5); raise the request timeout to at least %s%s", fmtDur(b), parts, fmtDur(r.RequestTimeout), fmtDur(ceilSecond(b)), l)
 	}
 }
 
-// invariants reports violations of invariants 1–3.
+// invariants reports violations of invariants 1–3 (4 is horizon's, 5 deadlines').
 func (c *checker) invariants(r Plan) {
 	if r.Lease <= 0 || r.WorkDeadline <= 0 || r.Heartbeat < 0 {
 		return
@@ -137,15 +187,15 @@ func (c *checker) invariants(r Plan) {
 	// Invariant 1: the lease outlives the work, or a heartbeat renews it.
 	switch {
 	case r.Heartbeat == 0 && r.Lease <= r.WorkDeadline:
-		c.add("Lease", "Lease %s must exceed the work deadline %s when no heartbeat renews it (invariant 1); raise the lease above %s or set a heartbeat of at most a third of the lease", fmtDur(r.Lease), fmtDur(r.WorkDeadline), fmtDur(r.WorkDeadline))
+		c.addInv(1, "Lease", "Lease %s must exceed the work deadline %s when no heartbeat renews it (invariant 1); raise the lease above %s or set a heartbeat of at most a third of the lease", fmtDur(r.Lease), fmtDur(r.WorkDeadline), fmtDur(r.WorkDeadline))
 	case r.Heartbeat > 0 && r.Heartbeat > r.Lease/3:
-		c.add("Heartbeat", "Heartbeat %s must be at most a third of the lease %s so a failed renewal is retried before the lease lapses (invariant 1); lower it to %s or raise the lease to %s", fmtDur(r.Heartbeat), fmtDur(r.Lease), fmtDur(r.Lease/3), fmtDur(addDur(r.Heartbeat, addDur(r.Heartbeat, r.Heartbeat))))
+		c.addInv(1, "Heartbeat", "Heartbeat %s must be at most a third of the lease %s so a failed renewal is retried before the lease lapses (invariant 1); lower it to %s or raise the lease to %s", fmtDur(r.Heartbeat), fmtDur(r.Lease), fmtDown(r.Lease/3), fmtUp(mulDur(r.Heartbeat, 3)))
 	}
 	// Invariant 2: lease + ttl outlives the longest a holder can live.
 	if r.TTL > 0 && r.ShutdownGrace >= 0 {
 		life := addDur(r.WorkDeadline, r.ShutdownGrace)
 		if addDur(r.Lease, r.TTL) <= life {
-			c.add("TTL", "Lease %s plus TTL %s must exceed the work deadline %s plus shutdown grace %s, the longest a holder can live (invariant 2); raise the TTL above %s", fmtDur(r.Lease), fmtDur(r.TTL), fmtDur(r.WorkDeadline), fmtDur(r.ShutdownGrace), fmtDur(life-r.Lease))
+			c.addInv(2, "TTL", "Lease %s plus TTL %s must exceed the work deadline %s plus shutdown grace %s, the longest a holder can live (invariant 2); raise the TTL above %s", fmtDur(r.Lease), fmtDur(r.TTL), fmtDur(r.WorkDeadline), fmtDur(r.ShutdownGrace), fmtUp(life-r.Lease))
 		}
 	}
 	// Invariant 3: the delivery attempts cover the wait behind a holder.
@@ -162,7 +212,7 @@ func (c *checker) invariants(r Plan) {
 		behind = "a holder that dies after its last renewal (work deadline plus heartbeat plus lease)"
 	}
 	if a.Required <= DeliveryAttemptsMax {
-		c.add("MaxDeliveryAttempts", "Dead-letter max delivery attempts %d cannot cover a wait of %s behind %s: with every retry at the %s minimum backoff it needs %d (invariant 3); raise it to %d or leave zero to size it", n, fmtDur(a.Wait), behind, fmtDur(r.MinBackoff), a.Required, a.Required)
+		c.addInv(3, "MaxDeliveryAttempts", "Dead-letter max delivery attempts %d cannot cover a wait of %s behind %s: with every retry at the %s minimum backoff it needs %d (invariant 3); raise it to %d or leave zero to size it", n, fmtDur(a.Wait), behind, fmtDur(r.MinBackoff), a.Required, a.Required)
 		return
 	}
 	fix := "shorten the lease"
@@ -174,5 +224,45 @@ func (c *checker) invariants(r Plan) {
 	} else {
 		fix = "no minimum backoff up to 600s fits; " + fix
 	}
-	c.add("MinBackoff", "Dead-letter max delivery attempts %d cannot cover a wait of %s behind %s: with every retry at the %s minimum backoff it needs %d, over Pub/Sub's cap of 100 (invariant 3); %s", n, fmtDur(a.Wait), behind, fmtDur(r.MinBackoff), a.Required, fix)
+	c.addInv(3, "MinBackoff", "Dead-letter max delivery attempts %d cannot cover a wait of %s behind %s: with every retry at the %s minimum backoff it needs %d, over Pub/Sub's cap of 100 (invariant 3); %s", n, fmtDur(a.Wait), behind, fmtDur(r.MinBackoff), a.Required, fix)
+}
+
+// horizon reports a TTL shorter than the redelivery horizon plus the
+// dead-letter replay window (invariant 4): the done record would expire while
+// Pub/Sub, or an operator replaying dead letters, may still deliver the
+// message, and that delivery would run the work again.
+func (c *checker) horizon(r Plan) {
+	n := r.MaxDeliveryAttempts
+	if r.TTL <= 0 || r.DeadLetterReplayWindow < 0 || r.AckDeadline <= 0 || r.MaxBackoff < 0 ||
+		n < DeliveryAttemptsMin || n > DeliveryAttemptsMax {
+		return // reported by signs and ranges
+	}
+	h := r.horizon()
+	need := addDur(h, r.DeadLetterReplayWindow)
+	if r.TTL >= need {
+		return
+	}
+	what := fmt.Sprintf("the redelivery horizon %s (%d attempts × %s ack deadline + %d × %s max backoff)", fmtDur(h), n, fmtDur(r.AckDeadline), n-1, fmtDur(r.MaxBackoff))
+	if r.DeadLetterReplayWindow > 0 {
+		what += " plus the dead-letter replay window " + fmtDur(r.DeadLetterReplayWindow)
+	}
+	// The other way out: a shorter maximum backoff (never below the minimum),
+	// or fewer attempts (never below what invariant 3 requires).
+	var alts []string
+	if rest := r.TTL - r.DeadLetterReplayWindow - mulDur(r.AckDeadline, n); n > 1 && rest > 0 {
+		if mb := rest / time.Duration(n-1); mb >= r.MinBackoff && mb < r.MaxBackoff {
+			alts = append(alts, "lower the max backoff to "+fmtDown(mb))
+		}
+	}
+	if per := addDur(r.AckDeadline, r.MaxBackoff); per > 0 {
+		// k attempts need k×ack + (k−1)×max ≤ TTL − window.
+		if k := int((r.TTL - r.DeadLetterReplayWindow + r.MaxBackoff) / per); k < n && k >= max(r.Attempts().Required, DeliveryAttemptsMin) {
+			alts = append(alts, fmt.Sprintf("lower the max delivery attempts to %d", k))
+		}
+	}
+	fix := ""
+	for _, a := range alts {
+		fix += ", or " + a
+	}
+	c.addInv(4, "TTL", "TTL %s must be at least %s, or a late redelivery finds the done record expired and runs the work again (invariant 4); raise the TTL to at least %s%s", fmtDur(r.TTL), what, fmtUp(need), fix)
 }

@@ -27,22 +27,18 @@ const (
 	// https://kubernetes.io/docs/concepts/workloads/pods/pod-lifecycle/#pod-termination).
 	// On Cloud Run set ShutdownGrace to DefaultShutdownGrace.
 	DefaultPullShutdownGrace = 30 * time.Second
-	// DefaultStoreTimeout bounds one store call, like the gate package's
-	// default (10 s).
-	DefaultStoreTimeout = 10 * time.Second
 )
 
 // PullPlan is the plan of a pull subscriber (Subscriber.Receive on GKE,
 // Compute Engine or a Cloud Run worker pool): the shared Plan plus the client's
 // receive settings and the backend's connections. Plan.ShutdownGrace is the
 // platform's SIGTERM-to-SIGKILL time (zero: DefaultPullShutdownGrace);
-// Plan.AckDeadline the subscription's; Plan.RequestTimeout is unused. Every
-// duration is a time.Duration; zero means the documented default.
+// Plan.AckDeadline the subscription's; Plan.StoreTimeout also bounds the wait
+// for an ack result and the release after a drained body; Plan.RequestTimeout
+// is unused. Every duration is a time.Duration; zero means the documented
+// default.
 type PullPlan struct {
 	Plan
-	// StoreTimeout bounds one store call (claim, complete, unknown mark,
-	// release) and the wait for an ack result. Zero means DefaultStoreTimeout.
-	StoreTimeout time.Duration
 	// MaxExtension is ReceiveSettings.MaxExtension. Zero means
 	// DefaultMaxExtension; negative turns the extension off, so a message is
 	// leased for the subscription's ack deadline only.
@@ -66,14 +62,12 @@ type PullPlan struct {
 }
 
 // WithDefaults returns p with every zero field replaced by its default. A zero
-// TTL becomes the redelivery horizon (PullPlan.Horizon) rounded up to a
-// minute, at least DefaultTTL, so invariant 4 holds by construction.
+// TTL becomes the redelivery horizon (PullPlan.Horizon) plus the dead-letter
+// replay window rounded up to an hour, at least DefaultTTL, as Plan does, so
+// invariant 4 holds by construction.
 func (p PullPlan) WithDefaults() PullPlan {
 	if p.ShutdownGrace == 0 {
 		p.ShutdownGrace = DefaultPullShutdownGrace
-	}
-	if p.StoreTimeout == 0 {
-		p.StoreTimeout = DefaultStoreTimeout
 	}
 	if p.MaxExtension == 0 {
 		p.MaxExtension = DefaultMaxExtension
@@ -84,28 +78,25 @@ func (p PullPlan) WithDefaults() PullPlan {
 			p.MaxOutstandingMessages = p.BackendConnections
 		}
 	}
+	ttlZero := p.TTL == 0
+	p.Plan = p.Plan.WithDefaults()
 	if p.Drain == 0 {
 		if d := p.ShutdownGrace - 2*p.StoreTimeout; d > 0 {
 			p.Drain = d
 		}
 	}
-	ttlZero := p.TTL == 0
-	p.Plan = p.Plan.WithDefaults()
 	if ttlZero {
-		h := p.Horizon()
-		if r := h % time.Minute; r != 0 && h < maxDuration-time.Minute {
-			h += time.Minute - r
-		}
-		p.TTL = max(DefaultTTL, h)
+		p.TTL = max(DefaultTTL, ceilUnit(addDur(p.held().horizon(), max(p.DeadLetterReplayWindow, 0)), time.Hour))
 	}
 	return p
 }
 
-// Budget is the longest one delivery can take before its ack is sent: a claim,
-// the work deadline, a completion, an unknown mark and the ack result, each
-// store step bounded by StoreTimeout (the pull form of invariant 5).
+// Budget is the longest one delivery can take before its ack is sent: the
+// push budget (Plan.Budget: claim, work deadline, complete, unknown mark) plus
+// the wait for the ack result, one more StoreTimeout (the pull form of
+// invariant 5).
 func (p PullPlan) Budget() time.Duration {
-	return addDur(p.WorkDeadline, 4*p.StoreTimeout)
+	return addDur(p.budget(), max(p.StoreTimeout, 0))
 }
 
 // Leased is how long the client keeps a received message from redelivery while
@@ -133,30 +124,33 @@ func (p PullPlan) Hold() time.Duration {
 	return max(p.Budget(), crash)
 }
 
-// Horizon is invariant 4 with pull's numbers: the latest a redelivery of a
-// processed message can arrive, MaxDeliveryAttempts × Hold +
-// (MaxDeliveryAttempts − 1) × MaxBackoff.
-func (p PullPlan) Horizon() time.Duration {
-	n := time.Duration(max(p.MaxDeliveryAttempts, 1))
-	hold, back := p.Hold(), p.MaxBackoff
-	if hold > maxDuration/n || back > maxDuration/n {
-		return maxDuration
-	}
-	return addDur(n*hold, (n-1)*back)
+// Horizon is invariant 4 with pull's numbers: Plan.Horizon with the hold in
+// the ack deadline's place, MaxDeliveryAttempts × Hold + (MaxDeliveryAttempts −
+// 1) × MaxBackoff.
+func (p PullPlan) Horizon() time.Duration { return p.held().horizon() }
+
+// held is the Plan whose ack deadline is the pull hold, so the push checks of
+// the redelivery horizon apply to pull unchanged.
+func (p PullPlan) held() Plan {
+	q := p.Plan
+	q.AckDeadline = p.Hold()
+	return q
 }
 
 // Validate applies the defaults and checks the shared ranges and invariants
 // 1–3 (as Plan.Validate, without the push request's deadlines), then pull's
-// own rules: the client keeps a message leased for the whole budget (5), the
-// extension period's range, flow control within the backend's connections, a
-// drain that leaves room for the release and the nack, and a TTL covering the
-// redelivery horizon (4). It returns nil or a *PlanError naming each fix.
+// own rules: a TTL covering the redelivery horizon with the hold in the ack
+// deadline's place (4, Plan's check), the client keeping a message leased for
+// the whole budget (5), the extension period's range, flow control within the
+// backend's connections, and a drain that leaves room for the release and the
+// nack. It returns nil or a *PlanError naming each fix.
 func (p PullPlan) Validate() error {
 	var c checker
 	r := p.WithDefaults()
 	c.signs(p.Plan)
 	c.ranges(r.Plan)
 	c.invariants(r.Plan)
+	c.horizon(r.held())
 	c.pull(p, r)
 	if len(c.vs) == 0 {
 		return nil
@@ -168,7 +162,7 @@ func (c *checker) pull(p, r PullPlan) {
 	for _, f := range []struct {
 		name string
 		v    time.Duration
-	}{{"StoreTimeout", p.StoreTimeout}, {"MaxExtensionPeriod", p.MaxExtensionPeriod}, {"Drain", p.Drain}} {
+	}{{"MaxExtensionPeriod", p.MaxExtensionPeriod}, {"Drain", p.Drain}} {
 		if f.v < 0 {
 			c.add(f.name, "%s must not be negative (got %s); use a positive duration or zero for the default", f.name, fmtDur(f.v))
 		}
@@ -182,9 +176,9 @@ func (c *checker) pull(p, r PullPlan) {
 	// Invariant 5, pull form: the message stays leased for the whole budget.
 	if b := r.Budget(); b > r.Leased() {
 		if r.MaxExtension < 0 {
-			c.add("AckDeadline", "Subscription ack deadline %s is shorter than the time budget %s (work deadline %s plus a claim, a completion, an unknown mark and an ack at the %s store timeout) and the client's extension is off, so a message still being processed is redelivered (invariant 5); turn the extension on (MaxExtension at least %s) or lower the work deadline", fmtDur(r.AckDeadline), fmtDur(b), fmtDur(r.WorkDeadline), fmtDur(r.StoreTimeout), fmtDur(b))
+			c.addInv(5, "AckDeadline", "Subscription ack deadline %s is shorter than the time budget %s (work deadline %s plus a claim, a complete, an unknown mark and an ack result at the %s store timeout) and the client's extension is off, so a message still being processed is redelivered (invariant 5); turn the extension on (MaxExtension at least %s) or lower the work deadline", fmtDur(r.AckDeadline), fmtDur(b), fmtDur(r.WorkDeadline), fmtDur(r.StoreTimeout), fmtDur(b))
 		} else {
-			c.add("MaxExtension", "Client MaxExtension %s is shorter than the time budget %s (work deadline %s plus a claim, a completion, an unknown mark and an ack at the %s store timeout), so a message still being processed is redelivered (invariant 5); raise MaxExtension to at least %s or lower the work deadline", fmtDur(r.MaxExtension), fmtDur(b), fmtDur(r.WorkDeadline), fmtDur(r.StoreTimeout), fmtDur(b))
+			c.addInv(5, "MaxExtension", "Client MaxExtension %s is shorter than the time budget %s (work deadline %s plus a claim, a complete, an unknown mark and an ack result at the %s store timeout), so a message still being processed is redelivered (invariant 5); raise MaxExtension to at least %s or lower the work deadline", fmtDur(r.MaxExtension), fmtDur(b), fmtDur(r.WorkDeadline), fmtDur(r.StoreTimeout), fmtDur(b))
 		}
 	}
 	// Flow control within the backend's connections.
@@ -203,9 +197,5 @@ func (c *checker) pull(p, r PullPlan) {
 		c.add("ShutdownGrace", "Shutdown grace %s leaves no drain after a release and an ack (%s store timeout each), so every body running at SIGTERM is cut at once; raise the grace (terminationGracePeriodSeconds) above %s or lower the store timeout", fmtDur(r.ShutdownGrace), fmtDur(r.StoreTimeout), fmtDur(2*r.StoreTimeout))
 	case r.Drain > room:
 		c.add("Drain", "Drain %s plus a release and an ack (%s store timeout each) must fit the shutdown grace %s, or the platform kills the worker before it nacks; lower the drain to %s or raise the shutdown grace to %s", fmtDur(r.Drain), fmtDur(r.StoreTimeout), fmtDur(r.ShutdownGrace), fmtDur(room), fmtDur(addDur(r.Drain, 2*r.StoreTimeout)))
-	}
-	// Invariant 4, pull form: a done record outlives every redelivery.
-	if h := r.Horizon(); r.TTL > 0 && r.TTL < h && r.MaxDeliveryAttempts >= DeliveryAttemptsMin {
-		c.add("TTL", "TTL %s is shorter than the pull redelivery horizon %s (%d attempts × %s hold + %d × the %s maximum backoff), so a late redelivery finds no done record and runs again (invariant 4); raise the TTL to %s, leave it zero to size it, or set MaxExtensionPeriod to shorten a dead subscriber's hold", fmtDur(r.TTL), fmtDur(h), r.MaxDeliveryAttempts, fmtDur(r.Hold()), r.MaxDeliveryAttempts-1, fmtDur(r.MaxBackoff), fmtDur(h))
 	}
 }

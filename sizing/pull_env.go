@@ -15,15 +15,12 @@ const (
 	EnvPullMaxOutstanding     = "ONCEGATE_PULL_MAX_OUTSTANDING"
 	EnvPullBackendConns       = "ONCEGATE_PULL_BACKEND_CONNS"
 	EnvPullDrain              = "ONCEGATE_PULL_DRAIN"
-	// EnvPullStoreTimeout is the configuration contract's ONCEGATE_STORE_TIMEOUT
-	// (docs/design.md), read here for PullPlan.StoreTimeout.
-	EnvPullStoreTimeout = "ONCEGATE_STORE_TIMEOUT"
 )
 
 // PullEnvNames returns the variables PullPlan.Env writes beyond EnvNames, in a
 // fixed order.
 func PullEnvNames() []string {
-	return []string{EnvPullStoreTimeout, EnvPullMaxExtension, EnvPullMaxExtensionPeriod,
+	return []string{EnvPullMaxExtension, EnvPullMaxExtensionPeriod,
 		EnvPullMaxOutstanding, EnvPullBackendConns, EnvPullDrain}
 }
 
@@ -40,7 +37,6 @@ func (p PullPlan) Env() map[string]string {
 	r := p.WithDefaults()
 	env := r.Plan.Env()
 	maps.Copy(env, map[string]string{
-		EnvPullStoreTimeout:       fmtDur(r.StoreTimeout),
 		EnvPullMaxExtension:       fmtDur(r.MaxExtension),
 		EnvPullMaxExtensionPeriod: fmtDur(r.MaxExtensionPeriod),
 		EnvPullMaxOutstanding:     strconv.Itoa(r.MaxOutstandingMessages),
@@ -50,21 +46,18 @@ func (p PullPlan) Env() map[string]string {
 	return env
 }
 
-// PullFromEnv reads a PullPlan through getenv: the Plan's variables in
-// FromEnv's forms (ONCEGATE_LEASE and ONCEGATE_WORK_DEADLINE required) plus
+// PullFromEnv reads a PullPlan through getenv: the Plan's variables as FromEnv
+// reads them (ONCEGATE_LEASE and ONCEGATE_WORK_DEADLINE required) plus
 // PullEnvNames, each optional (unset or empty means the default). It applies the defaults and validates the
 // result. A missing or malformed variable returns an *EnvError (several joined
 // with errors.Join); an unsafe plan returns the resolved plan with a
 // *PlanError matching ErrUnsafePlan.
 func PullFromEnv(getenv func(string) string) (PullPlan, error) {
-	var p PullPlan
-	var errs []error
+	base, errs := readEnv(getenv)
+	p := PullPlan{Plan: base}
 	dur := func(name string, dst *time.Duration, want string) {
 		v := strings.TrimSpace(getenv(name))
 		if v == "" {
-			if name == EnvLease || name == EnvWorkDeadline {
-				errs = append(errs, &EnvError{Var: name, Want: want})
-			}
 			return
 		}
 		d, err := time.ParseDuration(v)
@@ -86,17 +79,6 @@ func PullFromEnv(getenv func(string) string) (PullPlan, error) {
 		}
 		*dst = n
 	}
-	dur(EnvLease, &p.Lease, durationForm)
-	dur(EnvTTL, &p.TTL, durationForm)
-	dur(EnvHeartbeat, &p.Heartbeat, durationForm)
-	dur(EnvWorkDeadline, &p.WorkDeadline, durationForm)
-	dur(EnvShutdownGrace, &p.ShutdownGrace, durationForm)
-	dur(EnvAckDeadline, &p.AckDeadline, durationForm)
-	dur(EnvMinBackoff, &p.MinBackoff, durationForm)
-	dur(EnvMaxBackoff, &p.MaxBackoff, durationForm)
-	dur(EnvRequestTimeout, &p.RequestTimeout, durationForm)
-	num(EnvMaxDeliveryAttempts, &p.MaxDeliveryAttempts, attemptsForm)
-	dur(EnvPullStoreTimeout, &p.StoreTimeout, durationForm)
 	dur(EnvPullMaxExtension, &p.MaxExtension, extensionForm)
 	dur(EnvPullMaxExtensionPeriod, &p.MaxExtensionPeriod, periodForm)
 	num(EnvPullMaxOutstanding, &p.MaxOutstandingMessages, outstandingForm)

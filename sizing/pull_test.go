@@ -30,19 +30,19 @@ func TestPullPlanDefaults(t *testing.T) {
 		got, want any
 	}{
 		{"ShutdownGrace", r.ShutdownGrace, 30 * time.Second},
-		{"StoreTimeout", r.StoreTimeout, 10 * time.Second},
+		{"StoreTimeout", r.StoreTimeout, 2 * time.Second},
 		{"MaxExtension", r.MaxExtension, 60 * time.Minute},
 		{"MaxOutstandingMessages", r.MaxOutstandingMessages, 10},
-		{"Drain", r.Drain, 10 * time.Second},
-		{"Budget", r.Budget(), 100 * time.Second},
-		{"Hold", r.Hold(), 100 * time.Second},
+		{"Drain", r.Drain, 26 * time.Second},
+		{"Budget", r.Budget(), 68 * time.Second},
+		{"Hold", r.Hold(), 68 * time.Second},
 	} {
 		if c.got != c.want {
 			t.Errorf("%s = %v, want %v", c.name, c.got, c.want)
 		}
 	}
-	if h := r.Horizon(); r.TTL < h || r.TTL%time.Minute != 0 || r.TTL-h >= time.Minute {
-		t.Errorf("TTL %s, want the horizon %s rounded up to a minute", r.TTL, h)
+	if h := r.Horizon(); r.TTL < h || r.TTL%time.Hour != 0 || r.TTL-h >= time.Hour {
+		t.Errorf("TTL %s, want the horizon %s rounded up to an hour", r.TTL, h)
 	}
 	if r.MaxOutstandingMessages = 0; (sizing.PullPlan{Plan: r.Plan}).WithDefaults().MaxOutstandingMessages != sizing.DefaultMaxOutstandingMessages {
 		t.Error("without a connection bound MaxOutstandingMessages is not the client default")
@@ -61,7 +61,7 @@ func TestPullHorizon(t *testing.T) {
 		{"unbounded period", sizing.PullPlan{Plan: sizing.Plan{Lease: time.Minute, WorkDeadline: 30 * time.Second, MaxDeliveryAttempts: 5}},
 			600 * time.Second, 5*600*time.Second + 4*600*time.Second},
 		{"period 60s", sizing.PullPlan{Plan: sizing.Plan{Lease: time.Minute, WorkDeadline: 30 * time.Second, MaxDeliveryAttempts: 5, MaxBackoff: 60 * time.Second}, MaxExtensionPeriod: time.Minute},
-			70 * time.Second, 5*70*time.Second + 4*60*time.Second},
+			60 * time.Second, 5*60*time.Second + 4*60*time.Second},
 		{"extension off", sizing.PullPlan{Plan: sizing.Plan{Lease: time.Minute, WorkDeadline: 30 * time.Second, MaxDeliveryAttempts: 5, AckDeadline: 90 * time.Second, MaxBackoff: 10 * time.Second}, MaxExtension: -1},
 			90 * time.Second, 5*90*time.Second + 4*10*time.Second},
 	} {
@@ -81,16 +81,16 @@ func TestPullPlanViolations(t *testing.T) {
 		field  string
 		fix    string
 	}{
-		{"extension shorter than the budget", func(p *sizing.PullPlan) { p.MaxExtension = 90 * time.Second }, "MaxExtension", "raise MaxExtension to at least 1m40s"},
-		{"extension off, short ack deadline", func(p *sizing.PullPlan) { p.MaxExtension, p.AckDeadline = -1, time.Minute }, "AckDeadline", "turn the extension on (MaxExtension at least 1m40s)"},
+		{"extension shorter than the budget", func(p *sizing.PullPlan) { p.MaxExtension = time.Minute }, "MaxExtension", "raise MaxExtension to at least 1m8s"},
+		{"extension off, short ack deadline", func(p *sizing.PullPlan) { p.MaxExtension, p.AckDeadline = -1, time.Minute }, "AckDeadline", "turn the extension on (MaxExtension at least 1m8s)"},
 		{"extension period out of range", func(p *sizing.PullPlan) { p.MaxExtensionPeriod = 5 * time.Second }, "MaxExtensionPeriod", "10s–600s"},
 		{"flow control over the pool", func(p *sizing.PullPlan) { p.MaxOutstandingMessages = 100 }, "MaxOutstandingMessages", "lower it to 10 or raise the pool to 100"},
 		{"unlimited flow control", func(p *sizing.PullPlan) { p.MaxOutstandingMessages = -1 }, "MaxOutstandingMessages", "MaxOutstandingMessages unlimited exceeds"},
-		{"drain past the grace", func(p *sizing.PullPlan) { p.Drain = 25 * time.Second }, "Drain", "lower the drain to 10s or raise the shutdown grace to 45s"},
-		{"no room to drain", func(p *sizing.PullPlan) { p.ShutdownGrace = 10 * time.Second }, "ShutdownGrace", "raise the grace (terminationGracePeriodSeconds) above 20s"},
+		{"drain past the grace", func(p *sizing.PullPlan) { p.Drain = 27 * time.Second }, "Drain", "lower the drain to 26s or raise the shutdown grace to 31s"},
+		{"no room to drain", func(p *sizing.PullPlan) { p.ShutdownGrace = 3 * time.Second }, "ShutdownGrace", "raise the grace (terminationGracePeriodSeconds) above 4s"},
 		{"ttl under the horizon", func(p *sizing.PullPlan) { p.TTL = time.Hour; p.MaxExtensionPeriod = 0 }, "TTL", "raise the TTL to"},
 		{"invariant 1", func(p *sizing.PullPlan) { p.Heartbeat, p.Lease = 0, 30*time.Second }, "Lease", "invariant 1"},
-		{"negative store timeout", func(p *sizing.PullPlan) { p.StoreTimeout = -time.Second }, "StoreTimeout", "must not be negative"},
+		{"negative drain", func(p *sizing.PullPlan) { p.Drain = -time.Second }, "Drain", "must not be negative"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			p := safePull()

@@ -14,10 +14,10 @@
 //	ONCEGATE_DATASTORE_KIND       datastore: the entity kind (empty: datastoregate.DefaultKind)
 //	ONCEGATE_DISABLED             1 makes the adapters a logged pass-through (handler unit tests only)
 //
-// A pull worker (NewPull, runtime/pull) reads the same variables plus:
+// A pull worker (NewPull, runtime/pull) reads the same variables (its
+// ONCEGATE_STORE_TIMEOUT also bounds the wait for an ack result) plus:
 //
 //	ONCEGATE_PULL_SUBSCRIPTION          the subscription id or full name (required)
-//	ONCEGATE_STORE_TIMEOUT              one store call and one ack result (default 10s)
 //	ONCEGATE_PULL_MAX_EXTENSION         the client's MaxExtension (default 60m; negative: off)
 //	ONCEGATE_PULL_MAX_EXTENSION_PERIOD  the client's MaxDurationPerAckExtension (0s: none)
 //	ONCEGATE_PULL_MAX_OUTSTANDING       the client's MaxOutstandingMessages (default: the connections)

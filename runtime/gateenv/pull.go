@@ -20,7 +20,7 @@ const EnvPullSubscription = "ONCEGATE_PULL_SUBSCRIPTION"
 // pullVars maps the PullPlan fields to the variables that set them, for the
 // unsafe-plan message.
 var pullVars = map[string]string{
-	"StoreTimeout": sizing.EnvPullStoreTimeout, "MaxExtension": sizing.EnvPullMaxExtension,
+	"MaxExtension":       sizing.EnvPullMaxExtension,
 	"MaxExtensionPeriod": sizing.EnvPullMaxExtensionPeriod, "MaxOutstandingMessages": sizing.EnvPullMaxOutstanding,
 	"BackendConnections": sizing.EnvPullBackendConns, "Drain": sizing.EnvPullDrain,
 }

@@ -45,14 +45,14 @@ func TestNewPull(t *testing.T) {
 		got, want any
 	}{
 		{"Subscription", c.Subscription, "orders-pull"},
-		{"Gate.StoreTimeout", c.Gate.StoreTimeout, 10 * time.Second},
+		{"Gate.StoreTimeout", c.Gate.StoreTimeout, 2 * time.Second},
 		{"Gate.Lease", c.Gate.Lease, time.Minute},
 		{"MaxOutstandingMessages", s.MaxOutstandingMessages, 10},
 		{"MaxDurationPerAckExtension", s.MaxDurationPerAckExtension, time.Minute},
 		{"MaxExtension", s.MaxExtension, time.Hour},
 		{"ShutdownOptions.Timeout", s.ShutdownOptions.Timeout, 30 * time.Second},
-		{"Drain", o.Drain, 10 * time.Second},
-		{"AckTimeout", o.AckTimeout, 10 * time.Second},
+		{"Drain", o.Drain, 26 * time.Second},
+		{"AckTimeout", o.AckTimeout, 2 * time.Second},
 	} {
 		if f.got != f.want {
 			t.Errorf("%s = %v, want %v", f.name, f.got, f.want)
@@ -74,10 +74,10 @@ func TestNewPullRefuses(t *testing.T) {
 	}{
 		{"flow control past the pool", validPull.with("ONCEGATE_PULL_MAX_OUTSTANDING", "100"), true,
 			[]string{"ONCEGATE_PULL_MAX_OUTSTANDING: MaxOutstandingMessages 100 exceeds the backend's 10 connections", "lower it to 10"}},
-		{"extension shorter than the budget", validPull.with("ONCEGATE_PULL_MAX_EXTENSION", "90s"), true,
-			[]string{"ONCEGATE_PULL_MAX_EXTENSION: ", "raise MaxExtension to at least 1m40s"}},
-		{"drain past the grace", validPull.with("ONCEGATE_PULL_DRAIN", "25s"), true,
-			[]string{"ONCEGATE_PULL_DRAIN: ", "lower the drain to 10s"}},
+		{"extension shorter than the budget", validPull.with("ONCEGATE_PULL_MAX_EXTENSION", "60s"), true,
+			[]string{"ONCEGATE_PULL_MAX_EXTENSION: ", "raise MaxExtension to at least 1m8s"}},
+		{"drain past the grace", validPull.with("ONCEGATE_PULL_DRAIN", "27s"), true,
+			[]string{"ONCEGATE_PULL_DRAIN: ", "lower the drain to 26s"}},
 		{"no subscription and a bad number", validPull.with("ONCEGATE_PULL_SUBSCRIPTION", "", "ONCEGATE_PULL_BACKEND_CONNS", "ten"), false,
 			[]string{"ONCEGATE_PULL_SUBSCRIPTION is not set", `ONCEGATE_PULL_BACKEND_CONNS="ten" is malformed`}},
 		{"disabled", validPull.with("ONCEGATE_DISABLED", "1"), false, []string{"ONCEGATE_DISABLED", "no pass-through"}},

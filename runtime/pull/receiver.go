@@ -49,10 +49,11 @@ func (m Mode) String() string {
 // that returns because of it is nacked and its claim released.
 var ErrShutdown = errors.New("oncegate: pull subscriber shutting down")
 
-// DefaultDrain is Options.Drain's default: 10 s, what a 30 s termination grace
-// (Kubernetes' default terminationGracePeriodSeconds) leaves after a 10 s
-// release and a 10 s ack (sizing.DefaultPullShutdownGrace).
-const DefaultDrain = 10 * time.Second
+// DefaultDrain is Options.Drain's default: 26 s, what a 30 s termination grace
+// (sizing.DefaultPullShutdownGrace, Kubernetes' default
+// terminationGracePeriodSeconds) leaves after a release and an ack at the 2 s
+// default store timeout (sizing.DefaultStoreTimeout).
+const DefaultDrain = 26 * time.Second
 
 // HandlerFunc is the work a Receiver guards: it runs at most once per key
 // (ModeLock, ModeDo) or one at a time per key (ModeMutex). m is a read-only view

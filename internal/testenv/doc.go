@@ -1,4 +1,5 @@
-// Package testenv gives tests real Redis, PostgreSQL and MySQL/MariaDB servers.
+// Package testenv gives tests real Redis, PostgreSQL and MySQL/MariaDB servers, and
+// Google's Pub/Sub, Datastore and Firestore (Datastore mode) emulators.
 //
 // Each of [Redis], [Postgres] and [MySQL] finds a server in this order:
 //
@@ -20,7 +21,23 @@
 // [PrivateRedis], [PrivatePostgres] and [PrivateMySQL] always start a fresh server
 // the test controls through [Server].
 //
-// A package whose tests use the shared servers should stop them when its test binary
+// [PubSubEmulator], [DatastoreEmulator] and [FirestoreDatastoreModeEmulator] return
+// the host:port of an emulator (the value for PUBSUB_EMULATOR_HOST or
+// DATASTORE_EMULATOR_HOST): the one ONCEGATE_TEST_PUBSUB_EMULATOR_HOST,
+// ONCEGATE_TEST_DATASTORE_EMULATOR_HOST or ONCEGATE_TEST_FIRESTORE_EMULATOR_HOST names
+// (it must answer the health check, GET /, or the test fails), else one started by
+// internal/emulator as a Java process on a free loopback port, shared by the whole
+// test binary (ONCEGATE_TEST_FORCE_PRIVATE=1 ignores the variables). Its log is kept
+// in a testenv directory until Main stops it, and a failing test prints what the
+// emulator logged during it. An emulator that is not installed skips the test with
+// one line naming the Debian package (google-cloud-cli-pubsub-emulator,
+// google-cloud-cli-datastore-emulator, google-cloud-cli-firestore-emulator, or
+// openjdk-17-jre-headless for Java), or fails it under CI=true; an installed
+// emulator that does not start fails the test whatever CI says. Each JVM takes a few
+// seconds to start, which is why one is shared per binary: tests isolate their data
+// (namespaces, UniqueName topics) instead of restarting it.
+//
+// A package whose tests use the shared servers or emulators should stop them when its test binary
 // ends:
 //
 //	func TestMain(m *testing.M) { testenv.Main(m) }

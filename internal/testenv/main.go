@@ -5,12 +5,29 @@ import (
 	"os"
 	"sync"
 	"testing"
+
+	"github.com/oncegate/oncegate/internal/emulator"
 )
 
-// shared holds the private servers shared by the test binary, for Main to stop.
+// shared holds the private servers and emulators shared by the test binary, for
+// Main to stop.
 var shared struct {
-	mu      sync.Mutex
-	servers []*Server
+	mu        sync.Mutex
+	servers   []*Server
+	emulators []sharedEmulator
+}
+
+// sharedEmulator is a shared emulator and the directory of its log.
+type sharedEmulator struct {
+	em  *emulator.Emulator
+	dir string
+}
+
+// registerSharedEmulator records a shared emulator for Main to stop.
+func registerSharedEmulator(em *emulator.Emulator, dir string) {
+	shared.mu.Lock()
+	defer shared.mu.Unlock()
+	shared.emulators = append(shared.emulators, sharedEmulator{em: em, dir: dir})
 }
 
 // registerShared records a shared private server for Main to close.
@@ -20,8 +37,8 @@ func registerShared(s *Server) {
 	shared.servers = append(shared.servers, s)
 }
 
-// Main runs the package's tests, then stops the shared private servers they started
-// and removes their directories. Call it from TestMain:
+// Main runs the package's tests, then stops the shared private servers and emulators
+// they started and removes their directories. Call it from TestMain:
 //
 //	func TestMain(m *testing.M) { testenv.Main(m) }
 //
@@ -32,13 +49,21 @@ func Main(m *testing.M) {
 	stopShared()
 }
 
-// stopShared closes every shared private server concurrently.
+// stopShared closes every shared private server and emulator concurrently.
 func stopShared() {
 	shared.mu.Lock()
-	servers := shared.servers
-	shared.servers = nil
+	servers, emulators := shared.servers, shared.emulators
+	shared.servers, shared.emulators = nil, nil
 	shared.mu.Unlock()
 	var wg sync.WaitGroup
+	for _, e := range emulators {
+		wg.Go(func() {
+			if err := e.em.Stop(); err != nil {
+				fmt.Fprintf(os.Stderr, "testenv: stop %v\n", err)
+			}
+			_ = os.RemoveAll(e.dir)
+		})
+	}
 	for _, s := range servers {
 		wg.Go(func() {
 			if err := s.close(); err != nil {

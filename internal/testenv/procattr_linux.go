@@ -2,51 +2,11 @@ package testenv
 
 import (
 	"os"
-	"os/exec"
-	"runtime"
 	"strconv"
 	"strings"
-	"sync"
 	"syscall"
 	"time"
 )
-
-// sysProcAttr puts a server in its own process group, so a stop reaches its children
-// and a terminal's Ctrl-C reaches only the test binary, and asks Linux to SIGKILL it
-// when the test binary dies, so no server outlives a crashed or killed test run. Go
-// sets the parent-death signal after switching to cred, which would otherwise clear it.
-func sysProcAttr(cred *syscall.Credential) *syscall.SysProcAttr {
-	return &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL, Credential: cred}
-}
-
-// startRequest asks the starter thread to start cmd.
-type startRequest struct {
-	cmd  *exec.Cmd
-	done chan error
-}
-
-// starter returns the channel of a goroutine locked to its OS thread for the life of
-// the process. Linux sends the parent-death signal when the thread that forked the
-// child ends, not the process (https://go.dev/issue/27505), and Go may end a thread
-// any time a goroutine locked to it exits; a thread that is never released lives
-// until the process does.
-var starter = sync.OnceValue(func() chan<- startRequest {
-	ch := make(chan startRequest)
-	go func() {
-		runtime.LockOSThread() // never unlocked: the thread must outlive every child
-		for r := range ch {
-			r.done <- r.cmd.Start()
-		}
-	}()
-	return ch
-})
-
-// startCmd starts cmd from the starter thread.
-func startCmd(cmd *exec.Cmd) error {
-	done := make(chan error, 1)
-	starter() <- startRequest{cmd: cmd, done: done}
-	return <-done
-}
 
 // procStat is what /proc/<pid>/stat says of one process.
 type procStat struct {

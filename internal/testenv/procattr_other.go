@@ -3,20 +3,9 @@
 package testenv
 
 import (
-	"os/exec"
 	"syscall"
 	"time"
 )
-
-// sysProcAttr puts a server in its own process group, so a stop reaches its children.
-// Without Linux's parent-death signal, a server outlives a test binary that dies
-// before Main stops it.
-func sysProcAttr(cred *syscall.Credential) *syscall.SysProcAttr {
-	return &syscall.SysProcAttr{Setpgid: true, Credential: cred}
-}
-
-// startCmd starts cmd.
-func startCmd(cmd *exec.Cmd) error { return cmd.Start() }
 
 // signalTree sends sig to the process group led by pid.
 func signalTree(pid int, sig syscall.Signal) { _ = syscall.Kill(-pid, sig) }

@@ -14,6 +14,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/oncegate/oncegate/internal/childproc"
 )
 
 // stopTimeout bounds a graceful stop; the process group is killed after it.
@@ -198,8 +200,9 @@ func (s *Server) start() error {
 	cmd := s.flavor.command(s)
 	cmd.Dir = s.dir
 	cmd.Stdout, cmd.Stderr = logFile, logFile
-	cmd.SysProcAttr = sysProcAttr(s.cred)
-	if err := startCmd(cmd); err != nil {
+	// Its own process group and, on Linux, the parent-death signal: no server
+	// outlives a crashed or killed test binary.
+	if err := childproc.Start(cmd, s.cred); err != nil {
 		return fmt.Errorf("%s: %w", s.flavor.kind, err)
 	}
 	p := &process{cmd: cmd, done: make(chan struct{})}

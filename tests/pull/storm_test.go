@@ -17,13 +17,9 @@ import (
 
 	"cloud.google.com/go/pubsub/v2"
 	"cloud.google.com/go/pubsub/v2/apiv1/pubsubpb"
-	"cloud.google.com/go/pubsub/v2/pstest"
-	"google.golang.org/api/option"
-	"google.golang.org/grpc"
-	"google.golang.org/grpc/credentials/insecure"
 
 	"github.com/oncegate/oncegate/internal/accounting"
-	"github.com/oncegate/oncegate/internal/dsfake"
+	"github.com/oncegate/oncegate/internal/emulator"
 	"github.com/oncegate/oncegate/internal/supplier"
 	"github.com/oncegate/oncegate/internal/testenv"
 	"github.com/oncegate/oncegate/internal/worker"
@@ -46,9 +42,8 @@ var backends = []struct {
 		return []string{"ONCEGATE_BACKEND=sql", "ONCEGATE_SQL_DSN=sqlite:" + filepath.Join(t.TempDir(), "records.db")}
 	}},
 	{"datastore", func(t *testing.T) []string {
-		srv := dsfake.Start(t)
-		return []string{"ONCEGATE_BACKEND=datastore", "DATASTORE_EMULATOR_HOST=" + srv.Addr(),
-			"GOOGLE_CLOUD_PROJECT=" + dsfake.Project, "ONCEGATE_DATASTORE_KIND=PullRecord"}
+		return []string{"ONCEGATE_BACKEND=datastore", "DATASTORE_EMULATOR_HOST=" + testenv.DatastoreEmulator(t),
+			"ONCEGATE_DATASTORE_KIND=" + testenv.UniqueName(t, "PullRecord")}
 	}},
 }
 
@@ -97,10 +92,10 @@ func storm(t *testing.T, benv []string, orders, kills int) {
 	start := time.Now()
 	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
 	defer cancel()
-	srv := pstest.NewServer()
-	t.Cleanup(func() { _ = srv.Close() })
-	topic, sub := "projects/test/topics/orders", "projects/test/subscriptions/orders-pull"
-	admin := newClient(t, srv.Addr)
+	host := testenv.PubSubEmulator(t)
+	base := testenv.UniqueName(t, "orders")
+	topic, sub := "projects/"+project+"/topics/"+base, "projects/"+project+"/subscriptions/"+base+"-pull"
+	admin := newClient(t, host)
 	if _, err := admin.TopicAdminClient.CreateTopic(ctx, &pubsubpb.Topic{Name: topic}); err != nil {
 		t.Fatal(err)
 	}
@@ -119,8 +114,8 @@ func storm(t *testing.T, benv []string, orders, kills int) {
 		t.Fatal(err)
 	}
 	env := append([]string{envWorker + "=1", "ONCEGATE_NAMESPACE=" + testenv.UniqueName(t, "pull"),
-		worker.EnvKeyAttribute + "=order", "ONCEGATE_PULL_SUBSCRIPTION=" + sub, "GOOGLE_CLOUD_PROJECT=test",
-		"PUBSUB_EMULATOR_HOST=" + srv.Addr}, benv...)
+		worker.EnvKeyAttribute + "=order", "ONCEGATE_PULL_SUBSCRIPTION=" + sub, "GOOGLE_CLOUD_PROJECT=" + project,
+		"PUBSUB_EMULATOR_HOST=" + host}, benv...)
 	for k, v := range stormPlan.Env() {
 		env = append(env, k+"="+v)
 	}
@@ -139,12 +134,20 @@ func storm(t *testing.T, benv []string, orders, kills int) {
 	})
 
 	rng := rand.New(rand.NewPCG(uint64(start.UnixNano()), 7))
+	var msgs []*pubsubpb.PubsubMessage
 	for n := range orders {
 		key := fmt.Sprintf("o-%04d", n)
 		data, _ := json.Marshal(supplier.Order{Order: key, SlowMS: rng.IntN(400)})
-		srv.Publish(topic, data, map[string]string{"order": key})
-		if n%10 == 0 {
-			srv.Publish(topic, data, map[string]string{"order": key}) // republished: a new id, the same order
+		msgs = append(msgs, &pubsubpb.PubsubMessage{Data: data, Attributes: map[string]string{"order": key}})
+		if n%10 == 0 { // republished: a new id, the same order
+			msgs = append(msgs, &pubsubpb.PubsubMessage{Data: data, Attributes: map[string]string{"order": key}})
+		}
+	}
+	for len(msgs) > 0 {
+		batch := msgs[:min(len(msgs), 100)]
+		msgs = msgs[len(batch):]
+		if _, err := admin.TopicAdminClient.Publish(ctx, &pubsubpb.PublishRequest{Topic: topic, Messages: batch}); err != nil {
+			t.Fatalf("publish: %v", err)
 		}
 	}
 
@@ -190,13 +193,12 @@ func storm(t *testing.T, benv []string, orders, kills int) {
 	}
 }
 
-func newClient(t *testing.T, addr string) *pubsub.Client {
+// project is the emulators' project (any ID works).
+const project = "oncegate-pull"
+
+func newClient(t *testing.T, host string) *pubsub.Client {
 	t.Helper()
-	conn, err := grpc.NewClient(addr, grpc.WithTransportCredentials(insecure.NewCredentials()))
-	if err != nil {
-		t.Fatal(err)
-	}
-	c, err := pubsub.NewClient(context.Background(), "test", option.WithGRPCConn(conn))
+	c, err := pubsub.NewClient(context.Background(), project, emulator.ClientOptions(host)...)
 	if err != nil {
 		t.Fatal(err)
 	}

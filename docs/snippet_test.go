@@ -31,7 +31,8 @@ var knownImports = map[string]string{
 	"memgate": modulePath + "/runtime/memgate", "push": modulePath + "/runtime/push",
 	"redisgate": modulePath + "/runtime/redisgate", "sqlgate": modulePath + "/runtime/sqlgate",
 	"telemetry": modulePath + "/runtime/telemetry", "sizing": modulePath + "/sizing",
-	"components": modulePath + "/components",
+	"components": modulePath + "/components", "pull": modulePath + "/runtime/pull",
+	"pubsub": "cloud.google.com/go/pubsub/v2",
 
 	"datastore": "cloud.google.com/go/datastore", "redis": "github.com/redis/go-redis/v9",
 }

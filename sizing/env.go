@@ -100,6 +100,20 @@ func (p Plan) Env() map[string]string {
 // plan returns the resolved plan together with a *PlanError matching
 // ErrUnsafePlan.
 func FromEnv(getenv func(string) string) (Plan, error) {
+	p, errs := readEnv(getenv)
+	switch len(errs) {
+	case 0:
+	case 1:
+		return Plan{}, errs[0]
+	default:
+		return Plan{}, errors.Join(errs...)
+	}
+	return p.WithDefaults(), p.Validate()
+}
+
+// readEnv reads the plan's variables as FromEnv documents, without defaults,
+// and returns every missing or malformed one as an *EnvError.
+func readEnv(getenv func(string) string) (Plan, []error) {
 	var p Plan
 	var errs []error
 	dur := func(name string, dst *time.Duration, required bool) {
@@ -135,12 +149,5 @@ func FromEnv(getenv func(string) string) (Plan, error) {
 		}
 		p.MaxDeliveryAttempts = n
 	}
-	switch len(errs) {
-	case 0:
-	case 1:
-		return Plan{}, errs[0]
-	default:
-		return Plan{}, errors.Join(errs...)
-	}
-	return p.WithDefaults(), p.Validate()
+	return p, errs
 }

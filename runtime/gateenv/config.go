@@ -43,6 +43,9 @@ type Options struct {
 	// NoPush says the program serves no push requests (an admin tool): the OIDC
 	// variables are neither read nor required.
 	NoPush bool
+	// readPlan reads the plan; default sizing.FromEnv (NewPull reads the pull
+	// plan).
+	readPlan func(getenv func(string) string) (sizing.Plan, error)
 }
 
 // Config is the runtime the environment describes.
@@ -116,7 +119,10 @@ func New(ctx context.Context, opts *Options) (*Config, error) {
 	if !ok {
 		errs = append(errs, &sizing.EnvError{Var: EnvBackend, Value: name, Want: "one of " + strings.Join(names(o.Backends), ", ")})
 	}
-	plan, err := sizing.FromEnv(o.Getenv)
+	if o.readPlan == nil {
+		o.readPlan = sizing.FromEnv
+	}
+	plan, err := o.readPlan(o.Getenv)
 	var pe *sizing.PlanError
 	switch {
 	case errors.As(err, &pe):

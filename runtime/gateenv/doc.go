@@ -22,6 +22,18 @@
 //	ONCEGATE_OIDC_SERVICE_ACCOUNT the push subscription's service account (required likewise)
 //	ONCEGATE_OIDC_DISABLED        1 serves pushes without verifying tokens (local runs only)
 //
+// A pull worker (NewPull, runtime/pull) reads the same variables (its
+// ONCEGATE_STORE_TIMEOUT also bounds the wait for an ack result) plus:
+//
+//	ONCEGATE_PULL_SUBSCRIPTION          the subscription id or full name (required)
+//	ONCEGATE_PULL_MAX_EXTENSION         the client's MaxExtension (default 60m; negative: off)
+//	ONCEGATE_PULL_MAX_EXTENSION_PERIOD  the client's MaxDurationPerAckExtension (0s: none)
+//	ONCEGATE_PULL_MAX_OUTSTANDING       the client's MaxOutstandingMessages (default: the connections)
+//	ONCEGATE_PULL_BACKEND_CONNS         the backend client's connections (0: unbounded)
+//	ONCEGATE_PULL_DRAIN                 how long running bodies get after SIGTERM
+//
+// and checks them with sizing.PullPlan's rules instead of the push request's.
+//
 // New reads them once, re-checks the sizing plan with the sizing package (the
 // same validation the components ran at preview time, so a plan that drifted is
 // refused: a TTL shorter than the redelivery horizon, invariant 4, or a time

@@ -64,12 +64,7 @@ func Handler(g *gate.Gate, cfg Config, opts *push.Options) (http.Handler, error)
 	}
 	o.Mode = cfg.Mode
 	if attr := cfg.KeyAttribute; attr != "" {
-		o.KeyFunc = func(m *push.Message) (string, error) {
-			if k, _ := m.Attribute(attr); k != "" {
-				return k, nil
-			}
-			return "", fmt.Errorf("message %s has no %q attribute", m.MessageID, attr)
-		}
+		o.KeyFunc = push.AttributeKey(attr)
 	}
 	return push.NewHandler(g, func(ctx context.Context, m *push.Message, c gate.Claim) error {
 		return Forward(ctx, client, cfg.SupplierURL, m.Data, c)

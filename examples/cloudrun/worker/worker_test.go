@@ -15,8 +15,8 @@ import (
 	"sync/atomic"
 	"testing"
 
-	"github.com/oncegate/oncegate/internal/oidctest"
 	"github.com/oncegate/oncegate/examples/cloudrun/worker"
+	"github.com/oncegate/oncegate/internal/oidctest"
 	"github.com/oncegate/oncegate/runtime/gate"
 	"github.com/oncegate/oncegate/runtime/gateenv"
 	"github.com/oncegate/oncegate/runtime/memgate"

@@ -1,0 +1,258 @@
+package pullstorm_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"math/rand/v2"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"cloud.google.com/go/pubsub/v2"
+	"cloud.google.com/go/pubsub/v2/apiv1/pubsubpb"
+
+	"github.com/oncegate/oncegate/examples/cloudrun/worker"
+	"github.com/oncegate/oncegate/internal/accounting"
+	"github.com/oncegate/oncegate/internal/emulator"
+	"github.com/oncegate/oncegate/internal/supplier"
+	"github.com/oncegate/oncegate/internal/testenv"
+	"github.com/oncegate/oncegate/internal/workerproc"
+	"github.com/oncegate/oncegate/sizing"
+)
+
+// backends are the stores the pull workers share, through gateenv's contract.
+var backends = []struct {
+	name string
+	env  func(t *testing.T) []string
+}{
+	{"redis", func(t *testing.T) []string {
+		return []string{"ONCEGATE_BACKEND=redis", "ONCEGATE_REDIS_ADDR=" + testenv.Redis(t)}
+	}},
+	{"postgres", func(t *testing.T) []string {
+		return []string{"ONCEGATE_BACKEND=sql", "ONCEGATE_SQL_DSN=" + testenv.Postgres(t)}
+	}},
+	{"sqlite", func(t *testing.T) []string {
+		return []string{"ONCEGATE_BACKEND=sql", "ONCEGATE_SQL_DSN=sqlite:" + filepath.Join(t.TempDir(), "records.db")}
+	}},
+	{"datastore", func(t *testing.T) []string {
+		return []string{"ONCEGATE_BACKEND=datastore", "DATASTORE_EMULATOR_HOST=" + testenv.DatastoreEmulator(t),
+			"ONCEGATE_DATASTORE_KIND=" + testenv.UniqueName(t, "PullRecord")}
+	}},
+}
+
+// stormPlan is the workers' plan: a renewed 3 s lease over a 2 s work
+// deadline, the client's extension bounded to 10 s steps so a killed worker's
+// messages come back within the subscription's 10 s ack deadline, flow control
+// within the pool, a 10 s shutdown grace.
+var stormPlan = sizing.PullPlan{
+	Plan: sizing.Plan{Lease: 3 * time.Second, Heartbeat: time.Second, WorkDeadline: 2 * time.Second,
+		AckDeadline: 10 * time.Second, MinBackoff: time.Second, MaxBackoff: 2 * time.Second,
+		StoreTimeout: time.Second, ShutdownGrace: 10 * time.Second},
+	MaxExtensionPeriod: 10 * time.Second, BackendConnections: 8,
+}
+
+func envInt(t *testing.T, name string, def int) int {
+	v := os.Getenv(name)
+	if v == "" {
+		return def
+	}
+	n, err := strconv.Atoi(v)
+	if err != nil || n < 1 {
+		t.Fatalf("%s=%q: want a positive whole number", name, v)
+	}
+	return n
+}
+
+// TestPullCrashStorm publishes orders (a tenth of them republished under a new
+// message id with the same business key), SIGKILLs pull workers while they
+// work, restarts them, then stops them with SIGTERM, and checks that every
+// order reached the supplier once, apart from calls a kill cut between the call
+// and the done record.
+func TestPullCrashStorm(t *testing.T) {
+	if err := stormPlan.Validate(); err != nil {
+		t.Fatalf("storm plan: %v", err)
+	}
+	orders, kills := envInt(t, "ONCEGATE_PULL_STORM_ORDERS", 60), envInt(t, "ONCEGATE_PULL_STORM_KILLS", 6)
+	for _, b := range backends {
+		t.Run(b.name, func(t *testing.T) {
+			t.Parallel()
+			storm(t, b.env(t), orders, kills)
+		})
+	}
+}
+
+func storm(t *testing.T, benv []string, orders, kills int) {
+	start := time.Now()
+	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
+	defer cancel()
+	host := testenv.PubSubEmulator(t)
+	base := testenv.UniqueName(t, "orders")
+	topic, sub := "projects/"+project+"/topics/"+base, "projects/"+project+"/subscriptions/"+base+"-pull"
+	admin := newClient(t, host)
+	if _, err := admin.TopicAdminClient.CreateTopic(ctx, &pubsubpb.Topic{Name: topic}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := admin.SubscriptionAdminClient.CreateSubscription(ctx, &pubsubpb.Subscription{
+		Name: sub, Topic: topic, AckDeadlineSeconds: int32(stormPlan.WithDefaults().AckDeadline / time.Second),
+	}); err != nil {
+		t.Fatal(err)
+	}
+
+	book := &book{sup: supplier.New()}
+	supSrv := httptest.NewServer(book)
+	t.Cleanup(supSrv.Close)
+
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	env := append([]string{envWorker + "=1", "ONCEGATE_NAMESPACE=" + testenv.UniqueName(t, "pull"),
+		worker.EnvKeyAttribute + "=order", "ONCEGATE_PULL_SUBSCRIPTION=" + sub, "GOOGLE_CLOUD_PROJECT=" + project,
+		"PUBSUB_EMULATOR_HOST=" + host}, benv...)
+	for k, v := range stormPlan.Env() {
+		env = append(env, k+"="+v)
+	}
+	const workers = 3
+	procs := make([]*workerproc.Proc, workers)
+	for i := range workers {
+		wenv := append(append([]string(nil), env...), worker.EnvSupplierURL+"="+supSrv.URL+"/w/"+strconv.Itoa(i))
+		if procs[i], err = workerproc.Start(ctx, []string{exe, "-test.run=^$"}, wenv, book.sink(i)); err != nil {
+			t.Fatalf("worker %d: %v", i, err)
+		}
+	}
+	t.Cleanup(func() {
+		for _, p := range procs {
+			p.Kill()
+		}
+	})
+
+	rng := rand.New(rand.NewPCG(uint64(start.UnixNano()), 7))
+	var msgs []*pubsubpb.PubsubMessage
+	for n := range orders {
+		key := fmt.Sprintf("o-%04d", n)
+		data, _ := json.Marshal(supplier.Order{Order: key, SlowMS: rng.IntN(400)})
+		msgs = append(msgs, &pubsubpb.PubsubMessage{Data: data, Attributes: map[string]string{"order": key}})
+		if n%10 == 0 { // republished: a new id, the same order
+			msgs = append(msgs, &pubsubpb.PubsubMessage{Data: data, Attributes: map[string]string{"order": key}})
+		}
+	}
+	for len(msgs) > 0 {
+		batch := msgs[:min(len(msgs), 100)]
+		msgs = msgs[len(batch):]
+		if _, err := admin.TopicAdminClient.Publish(ctx, &pubsubpb.PublishRequest{Topic: topic, Messages: batch}); err != nil {
+			t.Fatalf("publish: %v", err)
+		}
+	}
+
+	// The storm: kill a random worker every 300–700 ms, restart it 200 ms later.
+	for range kills {
+		time.Sleep(time.Duration(300+rng.IntN(400)) * time.Millisecond)
+		i := rng.IntN(workers)
+		book.kill(i)
+		procs[i].Kill()
+		time.Sleep(200 * time.Millisecond)
+		if err := procs[i].Restart(ctx); err != nil {
+			t.Fatalf("restart worker %d: %v", i, err)
+		}
+	}
+	// Every order must arrive; a killed worker's messages come back after the
+	// ack deadline.
+	for book.sup.Report().Orders < orders && ctx.Err() == nil {
+		time.Sleep(50 * time.Millisecond)
+	}
+	stormEnd := time.Now()
+	for _, p := range procs {
+		p.Stop() // SIGTERM: drain and exit
+		if crashed, tail := p.Exited(); crashed {
+			t.Errorf("a worker exited on its own:\n%s", strings.Join(tail, "\n"))
+		}
+	}
+
+	rep := book.sup.Report()
+	calls, lines, ks := book.history()
+	a := accounting.Account(calls, lines, ks)
+	lost := orders - rep.Orders
+	t.Logf("pull storm: %d orders (+%d republished), %d kills, %d supplier calls, %d accepted; lost %d, repeats %d (explained %d by %d kills inside the window), unexplained %d; storm %s, total %s",
+		orders, (orders+9)/10, len(ks), a.Calls, rep.Orders, lost, a.Extra, a.Explained, a.KillsInWindow, a.Unexplained,
+		stormEnd.Sub(start).Round(100*time.Millisecond), time.Since(start).Round(100*time.Millisecond))
+	if lost != 0 {
+		t.Errorf("%d orders lost (never accepted by the supplier)", lost)
+	}
+	if a.Unexplained != 0 {
+		t.Errorf("%d unexplained repeated calls, keys %v", a.Unexplained, a.UnexplainedKeys)
+	}
+	if rep.StaleFences != 0 {
+		t.Logf("%d calls refused for a stale fence (a fenced-out zombie)", rep.StaleFences)
+	}
+}
+
+// project is the emulators' project (any ID works).
+const project = "oncegate-pull"
+
+func newClient(t *testing.T, host string) *pubsub.Client {
+	t.Helper()
+	c, err := pubsub.NewClient(context.Background(), project, emulator.ClientOptions(host)...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = c.Close() })
+	return c
+}
+
+// book records the supplier calls (with the calling worker, from the URL's
+// /w/<index>), the workers' delivery lines and the kills.
+type book struct {
+	sup   *supplier.Supplier
+	mu    sync.Mutex
+	calls []accounting.Call
+	lines []accounting.Line
+	kills []accounting.Kill
+}
+
+func (b *book) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	i, err := strconv.Atoi(strings.TrimPrefix(r.URL.Path, "/w/"))
+	if err != nil {
+		http.Error(w, "no worker index", http.StatusBadRequest)
+		return
+	}
+	b.mu.Lock()
+	b.calls = append(b.calls, accounting.Call{Worker: i, Key: r.Header.Get(worker.HeaderIdempotencyKey), Start: time.Now()})
+	b.mu.Unlock()
+	b.sup.ServeHTTP(w, r)
+}
+
+func (b *book) sink(i int) func(map[string]any) {
+	return func(m map[string]any) {
+		out, ok := m["outcome"].(string)
+		if !ok {
+			return
+		}
+		l := accounting.Line{Worker: i, Outcome: out}
+		l.Key, _ = m["key"].(string)
+		if s, ok := m["time"].(string); ok {
+			l.Time, _ = time.Parse(time.RFC3339Nano, s)
+		}
+		b.mu.Lock()
+		b.lines = append(b.lines, l)
+		b.mu.Unlock()
+	}
+}
+
+func (b *book) kill(i int) {
+	b.mu.Lock()
+	b.kills = append(b.kills, accounting.Kill{Worker: i, At: time.Now()})
+	b.mu.Unlock()
+}
+
+func (b *book) history() ([]accounting.Call, []accounting.Line, []accounting.Kill) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return append([]accounting.Call(nil), b.calls...), append([]accounting.Line(nil), b.lines...), append([]accounting.Kill(nil), b.kills...)
+}

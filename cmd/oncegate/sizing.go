@@ -33,10 +33,11 @@ redelivery horizon the TTL must cover (invariant 4), the time budget the ack
 deadline must fit (invariant 5) and the verdict. It exits non-zero when the plan
 is unsafe, with one sentence per violation naming the invariant and the fix.
 
-A flag left out (or 0) takes the default named in its help. With --recommend it
-first completes the plan into one that fits Pub/Sub's caps and prints every
-value it set or replaced, and why; a value you gave is replaced only when it
-breaks an invariant a larger value fixes, and the output says so.`,
+A flag left out (or 0; --min-backoff 0s is refused) takes the default named in
+its help. With --recommend it first completes the plan into one that fits
+Pub/Sub's caps and prints every value it set or replaced, and why; a value you
+gave is replaced only when it breaks an invariant a larger value fixes, and the
+output says so.`,
 		Example: `  # A minute of work under a 60s lease renewed every 20s (safe):
   oncegate sizing --lease 60s --heartbeat 20s --work-deadline 60s
 

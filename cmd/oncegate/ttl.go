@@ -30,56 +30,48 @@ func newTTLCmd() *cobra.Command {
 	pf.StringVar(&p.Database, "database", ttladmin.DefaultDatabase, "database ID")
 	pf.StringVar(&p.Kind, "kind", "OncegateRecord", "Datastore kind of the gateway's records (ONCEGATE_DATASTORE_KIND)")
 	pf.StringVar(&endpoint, "endpoint", "", "Admin API endpoint (default: Google's; for tests)")
-	service := func(cmd *cobra.Command) (*firestore.Service, error) {
-		var opts []option.ClientOption
-		if endpoint != "" {
-			opts = append(opts, option.WithEndpoint(endpoint), option.WithoutAuthentication())
+	// withService checks the flags, then runs fn with an Admin API client.
+	withService := func(fn func(cmd *cobra.Command, svc *firestore.Service) error) func(*cobra.Command, []string) error {
+		return func(cmd *cobra.Command, _ []string) error {
+			if err := p.Validate(); err != nil {
+				return err
+			}
+			var opts []option.ClientOption
+			if endpoint != "" {
+				opts = append(opts, option.WithEndpoint(endpoint), option.WithoutAuthentication())
+			}
+			svc, err := firestore.NewService(cmd.Context(), opts...)
+			if err != nil {
+				return fmt.Errorf("firestore admin client: %w", err)
+			}
+			return fn(cmd, svc)
 		}
-		svc, err := firestore.NewService(cmd.Context(), opts...)
-		if err != nil {
-			return nil, fmt.Errorf("firestore admin client: %w", err)
-		}
-		return svc, nil
 	}
 	cmd.AddCommand(&cobra.Command{
 		Use:   "enable",
 		Short: "Turn the TTL policy on (UpdateField, update mask ttlConfig)",
 		Args:  cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			if err := p.Validate(); err != nil {
-				return err
-			}
-			svc, err := service(cmd)
-			if err != nil {
-				return err
-			}
+		RunE: withService(func(cmd *cobra.Command, svc *firestore.Service) error {
 			op, err := ttladmin.Enable(cmd.Context(), svc, p)
 			if err != nil {
 				return err
 			}
 			fmt.Fprintf(cmd.OutOrStdout(), "ttl policy requested on %s\noperation %s\n", p.Name(), op)
-			fmt.Fprintf(cmd.OutOrStdout(), "run `oncegate ttl check --project %s --database %s --kind %s` until it reports ACTIVE\n", p.Project, dbOrDefault(p.Database), p.Kind)
+			fmt.Fprintf(cmd.OutOrStdout(), "run `oncegate ttl check --project %s --database '%s' --kind %s` until it reports ACTIVE\n", p.Project, dbOrDefault(p.Database), p.Kind)
 			return nil
-		},
+		}),
 	})
 	cmd.AddCommand(&cobra.Command{
 		Use:   "check",
 		Short: "Report the TTL policy's state; exit non-zero unless ACTIVE",
 		Args:  cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			if err := p.Validate(); err != nil {
-				return err
-			}
-			svc, err := service(cmd)
-			if err != nil {
-				return err
-			}
+		RunE: withService(func(cmd *cobra.Command, svc *firestore.Service) error {
 			state, err := ttladmin.Check(cmd.Context(), svc, p)
 			if state != "" {
 				fmt.Fprintf(cmd.OutOrStdout(), "ttl policy on %s: %s\n", p.Name(), state)
 			}
 			return err
-		},
+		}),
 	})
 	return cmd
 }

@@ -95,32 +95,26 @@ var pubsubKind = &kind{
 	upMarker: func(port int) string { return "Server started, listening on " + strconv.Itoa(port) },
 }
 
-var datastoreKind = &kind{
-	name: "Datastore emulator",
-	file: "datastore-emulator",
-	dir:  "cloud-datastore-emulator",
-	pkg:  "google-cloud-cli-datastore-emulator",
-	jar:  fileIn("CloudDatastore.jar"),
-	args: func(jar string, port int) []string {
-		return []string{"-cp", jar, "com.google.cloud.datastore.emulator.CloudDatastore", "start",
-			"--testing", "--host=127.0.0.1", "--port=" + strconv.Itoa(port),
-			"--store_on_disk=false", "--consistency=1.0"}
-	},
-	upMarker: apiEndpoint,
-}
+var datastoreKind = datastoreEmulator("Datastore emulator", "datastore-emulator", "--consistency=1.0")
 
-var datastoreFirestoreModeKind = &kind{
-	name: "Datastore emulator (Firestore in Datastore mode)",
-	file: "datastore-firestore-mode-emulator",
-	dir:  "cloud-datastore-emulator",
-	pkg:  "google-cloud-cli-datastore-emulator",
-	jar:  fileIn("CloudDatastore.jar"),
-	args: func(jar string, port int) []string {
-		return []string{"-cp", jar, "com.google.cloud.datastore.emulator.CloudDatastore", "start",
-			"--testing", "--host=127.0.0.1", "--port=" + strconv.Itoa(port),
-			"--store_on_disk=false", "--firestore_in_datastore_mode"}
-	},
-	upMarker: apiEndpoint,
+var datastoreFirestoreModeKind = datastoreEmulator("Datastore emulator (Firestore in Datastore mode)",
+	"datastore-firestore-mode-emulator", "--firestore_in_datastore_mode")
+
+// datastoreEmulator runs CloudDatastore.jar in memory with modeFlag.
+func datastoreEmulator(name, file, modeFlag string) *kind {
+	return &kind{
+		name: name,
+		file: file,
+		dir:  "cloud-datastore-emulator",
+		pkg:  "google-cloud-cli-datastore-emulator",
+		jar:  fileIn("CloudDatastore.jar"),
+		args: func(jar string, port int) []string {
+			return []string{"-cp", jar, "com.google.cloud.datastore.emulator.CloudDatastore", "start",
+				"--testing", "--host=127.0.0.1", "--port=" + strconv.Itoa(port),
+				"--store_on_disk=false", modeFlag}
+		},
+		upMarker: apiEndpoint,
+	}
 }
 
 var firestoreKind = &kind{

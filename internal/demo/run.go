@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"cloud.google.com/go/pubsub/v2/apiv1/pubsubpb"
+	"github.com/felixge/httpsnoop"
 	"google.golang.org/protobuf/types/known/timestamppb"
 
 	"github.com/oncegate/oncegate/internal/crashwindow"
@@ -207,34 +208,12 @@ func (r *run) balancer() http.Handler {
 		r.pushes.Add(1)
 		c, _ := r.attempts.LoadOrStore(id, new(atomic.Int64))
 		c.(*atomic.Int64).Add(1)
-		sw := &statusWriter{ResponseWriter: w}
-		proxy.ServeHTTP(sw, req)
-		if pushbridge.Acks(sw.status) {
+		if m := httpsnoop.CaptureMetrics(proxy, w, req); pushbridge.Acks(m.Code) {
 			if _, dup := r.acked.LoadOrStore(id, true); !dup && r.onAck != nil {
 				r.onAck(id)
 			}
 		}
 	})
-}
-
-// statusWriter remembers the status written.
-type statusWriter struct {
-	http.ResponseWriter
-	status int
-}
-
-func (s *statusWriter) WriteHeader(code int) {
-	if s.status == 0 {
-		s.status = code
-	}
-	s.ResponseWriter.WriteHeader(code)
-}
-
-func (s *statusWriter) Write(p []byte) (int, error) {
-	if s.status == 0 {
-		s.status = http.StatusOK
-	}
-	return s.ResponseWriter.Write(p)
 }
 
 func (r *run) tearDown() {

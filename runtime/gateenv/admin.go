@@ -25,19 +25,7 @@ import (
 // namespace. Errors name the variable and the accepted form, as New's do.
 // Call Close when done.
 func NewAdmin(ctx context.Context, opts *Options) (*Config, error) {
-	var o Options
-	if opts != nil {
-		o = *opts
-	}
-	if o.Getenv == nil {
-		o.Getenv = os.Getenv
-	}
-	if o.Backends == nil {
-		o.Backends = Backends()
-	}
-	if o.Logger == nil {
-		o.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
-	}
+	o := opts.withDefaults(slog.New(slog.NewTextHandler(io.Discard, nil)))
 	get := func(name string) string { return strings.TrimSpace(o.Getenv(name)) }
 	var errs []error
 	ns, err := parseNamespace(get(EnvNamespace), false)
@@ -63,14 +51,42 @@ func NewAdmin(ctx context.Context, opts *Options) (*Config, error) {
 	if len(errs) > 0 {
 		return nil, joinEnv(errs)
 	}
-	b, closeFn, err := open(ctx, o.Getenv)
+	b, closeFn, err := openBackend(ctx, name, open, o.Getenv)
 	if err != nil {
-		return nil, fmt.Errorf("gateenv: %s backend: %w", name, err)
-	}
-	if closeFn == nil {
-		closeFn = func() error { return nil }
+		return nil, err
 	}
 	o.Logger.Info("oncegate: opened the backend for an admin command", "backend", name, "namespace", ns)
 	return &Config{BackendName: name, Backend: b, Plan: sizing.Plan{TTL: ttl}, close: closeFn,
 		Gate: gate.Options{Namespace: ns, TTL: ttl, Logger: o.Logger}}, nil
+}
+
+// withDefaults returns *o (or zero options) with Getenv, Backends and Logger
+// defaulted; logger is the default logger.
+func (o *Options) withDefaults(logger *slog.Logger) Options {
+	var out Options
+	if o != nil {
+		out = *o
+	}
+	if out.Getenv == nil {
+		out.Getenv = os.Getenv
+	}
+	if out.Backends == nil {
+		out.Backends = Backends()
+	}
+	if out.Logger == nil {
+		out.Logger = logger
+	}
+	return out
+}
+
+// openBackend opens backend name; a nil close func becomes a no-op.
+func openBackend(ctx context.Context, name string, open Opener, getenv func(string) string) (gate.Backend, func() error, error) {
+	b, closeFn, err := open(ctx, getenv)
+	if err != nil {
+		return nil, nil, fmt.Errorf("gateenv: %s backend: %w", name, err)
+	}
+	if closeFn == nil {
+		closeFn = func() error { return nil }
+	}
+	return b, closeFn, nil
 }

@@ -3,9 +3,7 @@ package gateenv
 import (
 	"context"
 	"errors"
-	"fmt"
 	"log/slog"
-	"os"
 	"strconv"
 	"strings"
 
@@ -78,19 +76,7 @@ type Config struct {
 // ONCEGATE_NAMESPACE (optional then) are read and no backend is opened. Call
 // Close when done.
 func New(ctx context.Context, opts *Options) (*Config, error) {
-	var o Options
-	if opts != nil {
-		o = *opts
-	}
-	if o.Getenv == nil {
-		o.Getenv = os.Getenv
-	}
-	if o.Backends == nil {
-		o.Backends = Backends()
-	}
-	if o.Logger == nil {
-		o.Logger = slog.Default()
-	}
+	o := opts.withDefaults(slog.Default())
 	get := func(name string) string { return strings.TrimSpace(o.Getenv(name)) }
 	var errs []error
 	disabled, err := parseDisabled(get(EnvDisabled))
@@ -133,12 +119,9 @@ func New(ctx context.Context, opts *Options) (*Config, error) {
 	if len(errs) > 0 {
 		return nil, joinEnv(errs)
 	}
-	b, closeFn, err := open(ctx, o.Getenv)
+	b, closeFn, err := openBackend(ctx, name, open, o.Getenv)
 	if err != nil {
-		return nil, fmt.Errorf("gateenv: %s backend: %w", name, err)
-	}
-	if closeFn == nil {
-		closeFn = func() error { return nil }
+		return nil, err
 	}
 	c := &Config{BackendName: name, Backend: b, Plan: plan, close: closeFn, OIDC: oidc, Gate: gate.Options{
 		Namespace: ns, Lease: plan.Lease, TTL: plan.TTL, Heartbeat: plan.Heartbeat,

@@ -15,7 +15,6 @@ import (
 	"testing"
 	"time"
 
-
 	"github.com/oncegate/oncegate/internal/oidctest"
 	"github.com/oncegate/oncegate/runtime/cloudevent"
 	"github.com/oncegate/oncegate/runtime/gate"

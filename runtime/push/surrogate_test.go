@@ -99,4 +99,3 @@ func FuzzParseEnvelopeKeepsKeys(f *testing.F) {
 		}
 	})
 }
-

@@ -39,6 +39,16 @@ const (
 	// DefaultStoreTimeout bounds each store phase of a call when
 	// Options.StoreTimeout is zero (2 s, sizing.DefaultStoreTimeout).
 	DefaultStoreTimeout = sizing.DefaultStoreTimeout
+	// MinLease is the shortest Lease accepted: below it a lease lapses within
+	// a round trip to a loaded store (milliseconds on Redis or SQL, tens of
+	// milliseconds on Datastore), so another holder takes the key while the
+	// body runs.
+	MinLease = 100 * time.Millisecond
+	// MinHeartbeat is the shortest Heartbeat accepted: each beat is one store
+	// write and, when it fails, one log line (ONCEGATE_HEARTBEAT=1ns wrote
+	// 124,411 lines for a 1 s body); 10 ms is at most 100 writes a second per
+	// body.
+	MinHeartbeat = 10 * time.Millisecond
 )
 
 // Options configure a Gate. The zero value (or nil) means every default, a
@@ -111,6 +121,12 @@ func (o *Options) withDefaults() (Options, error) {
 	}
 	if v.Lease == 0 {
 		v.Lease = DefaultLease
+	}
+	if v.Lease < MinLease {
+		return v, fmt.Errorf("gate.Options.Lease: %s is below the %s floor (gate.MinLease); raise it", v.Lease, MinLease)
+	}
+	if v.Heartbeat != 0 && v.Heartbeat < MinHeartbeat {
+		return v, fmt.Errorf("gate.Options.Heartbeat: %s is below the %s floor (gate.MinHeartbeat); raise it or set 0 for none", v.Heartbeat, MinHeartbeat)
 	}
 	if v.TTL == 0 {
 		v.TTL = DefaultTTL

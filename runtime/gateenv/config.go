@@ -115,6 +115,8 @@ func New(ctx context.Context, opts *Options) (*Config, error) {
 		errs = append(errs, unsafePlan{pe})
 	case err != nil:
 		errs = append(errs, err)
+	default:
+		errs = append(errs, checkFloors(plan)...)
 	}
 	if len(errs) > 0 {
 		return nil, joinEnv(errs)

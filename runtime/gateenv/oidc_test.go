@@ -51,3 +51,30 @@ func TestOIDCRequired(t *testing.T) {
 		})
 	}
 }
+
+// TestPlanFloors: a deployed plan's lease and heartbeat must be at least a
+// second; ONCEGATE_HEARTBEAT=1ns is refused naming the variable.
+func TestPlanFloors(t *testing.T) {
+	for _, tc := range []struct {
+		e       env
+		wantVar string
+	}{
+		{valid.with("ONCEGATE_HEARTBEAT", "1ns"), "ONCEGATE_HEARTBEAT"},
+		{valid.with("ONCEGATE_HEARTBEAT", "999ms"), "ONCEGATE_HEARTBEAT"},
+		{valid.with("ONCEGATE_LEASE", "900ms", "ONCEGATE_HEARTBEAT", "0s", "ONCEGATE_WORK_DEADLINE", "500ms"), "ONCEGATE_LEASE"},
+		{valid.with("ONCEGATE_HEARTBEAT", "1s"), ""},
+		{valid.with("ONCEGATE_HEARTBEAT", "0s", "ONCEGATE_LEASE", "6m"), ""},
+	} {
+		_, _, err := load(t, tc.e)
+		if tc.wantVar == "" {
+			if err != nil {
+				t.Errorf("%v: %v", tc.e, err)
+			}
+			continue
+		}
+		var ee *sizing.EnvError
+		if !errors.As(err, &ee) || !strings.Contains(err.Error(), tc.wantVar+"=") || !strings.Contains(err.Error(), "at least") {
+			t.Errorf("err = %v, want one naming %s and its floor", err, tc.wantVar)
+		}
+	}
+}

@@ -8,6 +8,8 @@
 // Answers the middleware gives itself, as the draft recommends: a missing key
 // on a route that requires one is 400; a request whose key is still being
 // processed is 409; the same key with a different request (method, path, query
-// or body) is 422. A handler answer of 5xx is not stored, so the client may
-// retry it; every other answer is final for the key's ttl.
+// or body) is 422. Only final answers are stored: a handler answer of 5xx, 408
+// Request Timeout, 425 Too Early or 429 Too Many Requests is sent but not
+// stored, so the client's retry runs the handler again; every other answer
+// (2xx, 3xx, the other 4xx) is final for the key's ttl and replayed.
 package idemhttp

@@ -45,7 +45,20 @@ type stored struct {
 	Body   []byte              `json:"body,omitempty"`
 }
 
-var errServer = errors.New("idemhttp: handler answered 5xx; not stored")
+var errNotFinal = errors.New("idemhttp: handler answered a transient status; not stored")
+
+// final reports whether a handler's status is its final answer for the key,
+// stored and replayed for the ttl. 5xx is not, nor are the 4xx that say "try
+// again": 408 Request Timeout, 425 Too Early and 429 Too Many Requests (RFC
+// 9110 §15.5.9, RFC 8470 §5.2, RFC 6585 §4); replaying one would refuse every
+// retry until the key expires, which the draft's retry model rules out.
+func final(status int) bool {
+	switch status {
+	case http.StatusRequestTimeout, http.StatusTooEarly, http.StatusTooManyRequests:
+		return false
+	}
+	return status < 500
+}
 
 // Middleware returns next guarded by g (use gate.Options.Namespace to separate
 // APIs, and gate.Options.AEAD to seal stored responses). It returns an error
@@ -118,8 +131,8 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			r2.Body = io.NopCloser(bytes.NewReader(body))
 			rec = newRecorder()
 			h.next.ServeHTTP(rec, r2)
-			if rec.status >= 500 {
-				return stored{}, errServer
+			if !final(rec.statusOrOK()) {
+				return stored{}, errNotFinal
 			}
 			return rec.stored(h.o.ReplayHeaders), nil
 		})

@@ -157,3 +157,38 @@ func TestNoKeyPassesThroughWhenOptional(t *testing.T) {
 		t.Fatalf("runs = %d, want 2 (unguarded without a key)", runs.Load())
 	}
 }
+
+// TestTransientAnswersAreNotStored: 408, 425 and 429 say "try again"; each is
+// sent but not stored, so the retry runs the handler (it was replayed for the
+// whole ttl). A final 4xx is stored and replayed.
+func TestTransientAnswersAreNotStored(t *testing.T) {
+	for _, tc := range []struct {
+		first  int
+		replay bool
+	}{
+		{http.StatusRequestTimeout, false}, {http.StatusTooEarly, false}, {http.StatusTooManyRequests, false},
+		{http.StatusServiceUnavailable, false}, {http.StatusNotFound, true}, {http.StatusConflict, true},
+	} {
+		var runs atomic.Int32
+		h := setup(t, nil, func(w http.ResponseWriter, r *http.Request) {
+			if runs.Add(1) == 1 {
+				w.WriteHeader(tc.first)
+				return
+			}
+			w.WriteHeader(http.StatusCreated)
+		})
+		if r := do(h, "k", "x"); r.StatusCode != tc.first {
+			t.Fatalf("%d: first answer %d", tc.first, r.StatusCode)
+		}
+		r := do(h, "k", "x")
+		if tc.replay {
+			if r.StatusCode != tc.first || r.Header.Get(idemhttp.ReplayHeader) != "true" || runs.Load() != 1 {
+				t.Errorf("final %d: retry got %d (replayed %q), %d runs; want the stored answer", tc.first, r.StatusCode, r.Header.Get(idemhttp.ReplayHeader), runs.Load())
+			}
+			continue
+		}
+		if r.StatusCode != http.StatusCreated || r.Header.Get(idemhttp.ReplayHeader) != "" || runs.Load() != 2 {
+			t.Errorf("transient %d: retry got %d (replayed %q), %d runs; want the handler to run again", tc.first, r.StatusCode, r.Header.Get(idemhttp.ReplayHeader), runs.Load())
+		}
+	}
+}

@@ -29,6 +29,14 @@ func (r *recorder) Write(p []byte) (int, error) {
 	return r.body.Write(p)
 }
 
+// statusOrOK is the status written, 200 when the handler wrote none.
+func (r *recorder) statusOrOK() int {
+	if r.status == 0 {
+		return http.StatusOK
+	}
+	return r.status
+}
+
 func (r *recorder) stored(keep []string) stored {
 	s := stored{Status: r.status, Body: bytes.Clone(r.body.Bytes()), Header: map[string][]string{}}
 	if s.Status == 0 {

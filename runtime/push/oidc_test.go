@@ -2,23 +2,16 @@ package push_test
 
 import (
 	"context"
-	"crypto"
 	"crypto/rand"
 	"crypto/rsa"
-	"crypto/sha256"
-	"encoding/base64"
-	"encoding/json"
 	"errors"
-	"math/big"
 	"net/http"
-	"net/http/httptest"
-	"net/url"
 	"testing"
 	"time"
 
 	"google.golang.org/api/idtoken"
-	"google.golang.org/api/option"
 
+	"github.com/oncegate/oncegate/internal/oidctest"
 	"github.com/oncegate/oncegate/runtime/gate"
 	"github.com/oncegate/oncegate/runtime/push"
 )
@@ -28,69 +21,24 @@ const (
 	pushSA   = "push-invoker@example-project.iam.gserviceaccount.com"
 )
 
-// keySet is a locally generated RSA key set served as a JWKS, standing in for
-// Google's certificate endpoint.
+// keySet is a local key set standing in for Google's certificate endpoint.
 type keySet struct {
+	*oidctest.KeySet
 	key *rsa.PrivateKey
 	kid string
-	srv *httptest.Server
 }
 
 func newKeySet(t testing.TB) *keySet {
-	t.Helper()
-	k, err := rsa.GenerateKey(rand.Reader, 2048)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ks := &keySet{key: k, kid: "local-1"}
-	ks.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
-		w.Header().Set("Content-Type", "application/json")
-		_ = json.NewEncoder(w).Encode(map[string]any{"keys": []map[string]string{{
-			"kty": "RSA", "alg": "RS256", "use": "sig", "kid": ks.kid,
-			"n": base64.RawURLEncoding.EncodeToString(k.N.Bytes()),
-			"e": base64.RawURLEncoding.EncodeToString(big.NewInt(int64(k.E)).Bytes()),
-		}}})
-	}))
-	t.Cleanup(ks.srv.Close)
-	return ks
+	ks := oidctest.New(t)
+	return &keySet{KeySet: ks, key: ks.Key, kid: ks.KID}
 }
 
-// validator is the real idtoken validator whose HTTP client sends every
-// certificate fetch to the local key set instead of Google.
-func (ks *keySet) validator(t testing.TB) push.TokenValidator {
-	t.Helper()
-	target, _ := url.Parse(ks.srv.URL)
-	client := &http.Client{Transport: redirect{to: target}}
-	v, err := idtoken.NewValidator(context.Background(), option.WithHTTPClient(client))
-	if err != nil {
-		t.Fatal(err)
-	}
-	return v
-}
-
-type redirect struct{ to *url.URL }
-
-func (r redirect) RoundTrip(req *http.Request) (*http.Response, error) {
-	req = req.Clone(req.Context())
-	req.URL.Scheme, req.URL.Host, req.Host = r.to.Scheme, r.to.Host, r.to.Host
-	return http.DefaultTransport.RoundTrip(req)
-}
+// validator is the real idtoken validator over the local key set.
+func (ks *keySet) validator(t testing.TB) push.TokenValidator { return ks.Validator(t) }
 
 // sign returns an RS256 JWT with claims, signed by key under kid.
 func sign(t testing.TB, key *rsa.PrivateKey, kid string, claims map[string]any) string {
-	t.Helper()
-	enc := func(v any) string {
-		b, _ := json.Marshal(v)
-		return base64.RawURLEncoding.EncodeToString(b)
-	}
-	head := enc(map[string]string{"alg": "RS256", "typ": "JWT", "kid": kid})
-	body := enc(claims)
-	sum := sha256.Sum256([]byte(head + "." + body))
-	sig, err := rsa.SignPKCS1v15(rand.Reader, key, crypto.SHA256, sum[:])
-	if err != nil {
-		t.Fatal(err)
-	}
-	return head + "." + body + "." + base64.RawURLEncoding.EncodeToString(sig)
+	return oidctest.JWT(t, "RS256", kid, key, nil, claims)
 }
 
 // pushClaims are the claims of a Pub/Sub push token (Pub/Sub, "Authentication

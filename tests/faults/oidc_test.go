@@ -3,27 +3,19 @@ package faults_test
 import (
 	"bytes"
 	"context"
-	"crypto"
-	"crypto/hmac"
 	"crypto/rand"
 	"crypto/rsa"
-	"crypto/sha256"
 	"crypto/x509"
 	"encoding/base64"
-	"encoding/json"
 	"fmt"
-	"math/big"
 	"net/http"
 	"net/http/httptest"
-	"net/url"
 	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
 
-	"google.golang.org/api/idtoken"
-	"google.golang.org/api/option"
-
+	"github.com/oncegate/oncegate/internal/oidctest"
 	"github.com/oncegate/oncegate/runtime/cloudevent"
 	"github.com/oncegate/oncegate/runtime/gate"
 	"github.com/oncegate/oncegate/runtime/push"
@@ -34,77 +26,28 @@ const (
 	oidcAccount  = "push-invoker@example-project.iam.gserviceaccount.com"
 )
 
-// keySet is a locally generated RSA key served as a JWKS, standing in for
-// Google's certificate endpoint; validator is the real idtoken validator whose
-// every certificate fetch goes there.
+// keySet is a local key set standing in for Google's certificate endpoint;
+// validator is the real idtoken validator whose every certificate fetch goes
+// there.
 type keySet struct {
+	*oidctest.KeySet
 	key *rsa.PrivateKey
 	kid string
-	srv *httptest.Server
 }
 
 func newKeySet(t *testing.T) *keySet {
-	t.Helper()
-	k, err := rsa.GenerateKey(rand.Reader, 2048)
-	if err != nil {
-		t.Fatal(err)
+	ks := oidctest.New(t)
+	return &keySet{KeySet: ks, key: ks.Key, kid: ks.KID}
+}
+
+func (ks *keySet) validator(t *testing.T) push.TokenValidator { return ks.Validator(t) }
+
+var (
+	b64 = oidctest.B64
+	jwt = func(t *testing.T, alg, kid string, key *rsa.PrivateKey, secret []byte, claims map[string]any) string {
+		return oidctest.JWT(t, alg, kid, key, secret, claims)
 	}
-	ks := &keySet{key: k, kid: "local-1"}
-	ks.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
-		w.Header().Set("Content-Type", "application/json")
-		_ = json.NewEncoder(w).Encode(map[string]any{"keys": []map[string]string{{
-			"kty": "RSA", "alg": "RS256", "use": "sig", "kid": ks.kid,
-			"n": base64.RawURLEncoding.EncodeToString(k.N.Bytes()),
-			"e": base64.RawURLEncoding.EncodeToString(big.NewInt(int64(k.E)).Bytes()),
-		}}})
-	}))
-	t.Cleanup(ks.srv.Close)
-	return ks
-}
-
-func (ks *keySet) validator(t *testing.T) push.TokenValidator {
-	t.Helper()
-	target, _ := url.Parse(ks.srv.URL)
-	v, err := idtoken.NewValidator(context.Background(), option.WithHTTPClient(&http.Client{Transport: redirect{to: target}}))
-	if err != nil {
-		t.Fatal(err)
-	}
-	return v
-}
-
-type redirect struct{ to *url.URL }
-
-func (r redirect) RoundTrip(req *http.Request) (*http.Response, error) {
-	req = req.Clone(req.Context())
-	req.URL.Scheme, req.URL.Host, req.Host = r.to.Scheme, r.to.Host, r.to.Host
-	return http.DefaultTransport.RoundTrip(req)
-}
-
-func b64(v any) string {
-	b, _ := json.Marshal(v)
-	return base64.RawURLEncoding.EncodeToString(b)
-}
-
-// jwt signs claims with header alg and kid: RS256 with key, HS256 with secret,
-// "none" with no signature.
-func jwt(t *testing.T, alg, kid string, key *rsa.PrivateKey, secret []byte, claims map[string]any) string {
-	t.Helper()
-	signing := b64(map[string]string{"alg": alg, "typ": "JWT", "kid": kid}) + "." + b64(claims)
-	var sig []byte
-	switch alg {
-	case "RS256":
-		sum := sha256.Sum256([]byte(signing))
-		var err error
-		if sig, err = rsa.SignPKCS1v15(rand.Reader, key, crypto.SHA256, sum[:]); err != nil {
-			t.Fatal(err)
-		}
-	case "HS256":
-		m := hmac.New(sha256.New, secret)
-		m.Write([]byte(signing))
-		sig = m.Sum(nil)
-	}
-	return signing + "." + base64.RawURLEncoding.EncodeToString(sig)
-}
+)
 
 // pushClaims are the claims of a Pub/Sub push token (Pub/Sub, "Authentication
 // for push subscriptions").

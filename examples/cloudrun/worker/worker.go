@@ -16,7 +16,10 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/url"
 	"strconv"
+	"strings"
+	"unicode"
 
 	"github.com/oncegate/oncegate/runtime/gate"
 	"github.com/oncegate/oncegate/runtime/push"
@@ -51,8 +54,8 @@ var ErrSupplier = errors.New("worker: supplier refused the order")
 
 // Handler returns the push handler the worker serves on "/".
 func Handler(g *gate.Gate, cfg Config, opts *push.Options) (http.Handler, error) {
-	if cfg.SupplierURL == "" {
-		return nil, errors.New("SUPPLIER_URL: required (the URL that receives one POST per message)")
+	if err := checkSupplierURL(cfg.SupplierURL); err != nil {
+		return nil, err
 	}
 	client := cfg.Client
 	if client == nil {
@@ -69,6 +72,26 @@ func Handler(g *gate.Gate, cfg Config, opts *push.Options) (http.Handler, error)
 	return push.NewHandler(g, func(ctx context.Context, m *push.Message, c gate.Claim) error {
 		return Forward(ctx, client, cfg.SupplierURL, m.Data, c)
 	}, &o)
+}
+
+// checkSupplierURL accepts an absolute http or https URL with a host and no
+// control characters: a file: URL, a scheme-less one or one holding a newline
+// would fail every delivery (each message nacked until dead-lettered), so the
+// worker refuses it at start. The error names the variable, not the value
+// (it may carry credentials).
+func checkSupplierURL(raw string) error {
+	const want = "an absolute http:// or https:// URL with a host, such as https://supplier.example/orders"
+	if raw == "" {
+		return errors.New("SUPPLIER_URL: required; want " + want)
+	}
+	if strings.ContainsFunc(raw, unicode.IsControl) {
+		return errors.New("SUPPLIER_URL: holds a control character (a newline?); want " + want)
+	}
+	u, err := url.Parse(raw)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.Opaque != "" {
+		return errors.New("SUPPLIER_URL: malformed; want " + want)
+	}
+	return nil
 }
 
 // Forward POSTs data to url with the claim's key as Idempotency-Key and its

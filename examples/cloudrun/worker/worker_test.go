@@ -166,3 +166,27 @@ func TestKeyAttributeOfUnwrappedPush(t *testing.T) {
 		t.Errorf("want one record, orders:PO-1043; have %d", keyAttrStore.Len())
 	}
 }
+
+// TestSupplierURLRefusedAtStart: URLs every delivery would fail on are
+// refused when the handler is built, naming SUPPLIER_URL and the form.
+func TestSupplierURLRefusedAtStart(t *testing.T) {
+	g, err := gate.New(memgate.New(nil), &gate.Options{Namespace: "orders", Logger: quiet})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		url string
+		ok  bool
+	}{
+		{"", false}, {"file:///etc/passwd", false}, {"supplier.internal:9000/orders", false},
+		{"//supplier.internal/orders", false}, {"http://supplier.internal/orders\nX-Injected: 1", false},
+		{"http://supplier\r.internal/", false}, {"ftp://supplier.internal/", false}, {"http:///orders", false},
+		{"mailto:orders@example.com", false},
+		{"http://127.0.0.1:9000/orders", true}, {"https://supplier.example/orders?x=1", true},
+	} {
+		_, err := worker.Handler(g, worker.Config{SupplierURL: tc.url}, &push.Options{Logger: quiet})
+		if tc.ok != (err == nil) || err != nil && (!strings.Contains(err.Error(), "SUPPLIER_URL") || !strings.Contains(err.Error(), "http://")) {
+			t.Errorf("SUPPLIER_URL %q: %v (accepted: %v, want %v)", tc.url, err, err == nil, tc.ok)
+		}
+	}
+}

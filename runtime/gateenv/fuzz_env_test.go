@@ -11,6 +11,7 @@ import (
 	"github.com/oncegate/oncegate/runtime/gate"
 	"github.com/oncegate/oncegate/runtime/gateenv"
 	"github.com/oncegate/oncegate/runtime/memgate"
+	"github.com/oncegate/oncegate/runtime/sqlgate"
 )
 
 // FuzzNewEnvironment feeds arbitrary values to every variable New reads. The
@@ -86,11 +87,15 @@ func FuzzNewEnvironment(f *testing.F) {
 	})
 }
 
+// acceptedForms is what errors say the variables accept.
+const acceptedForms = sqlgate.AcceptedSchemes + " host:port, a comma-separated list of them (Redis Cluster), or a redis:// or rediss:// URL"
+
 // secrets returns what of v's credentials an error must not show: for each
 // comma-separated element with user information ("[scheme://]user:password@host"
 // or "secret@host"), the password (or the whole information when it has no
 // ':') and each of its '@'-, ':'- and '/'-separated pieces, when at least 6
-// bytes long and found nowhere else in v.
+// bytes long and found nowhere else in v nor in the accepted forms the errors
+// quote.
 func secrets(v string) []string {
 	var out []string
 	for _, p := range strings.Split(v, ",") {
@@ -107,7 +112,7 @@ func secrets(v string) []string {
 		}
 		elsewhere := strings.Replace(v, pw, "\x00", 1) + user
 		for _, s := range append([]string{pw}, strings.FieldsFunc(pw, func(r rune) bool { return strings.ContainsRune("@:/", r) })...) {
-			if len(s) >= 6 && !strings.Contains(elsewhere, s) {
+			if len(s) >= 6 && !strings.Contains(elsewhere, s) && !strings.Contains(acceptedForms, s) {
 				out = append(out, s)
 			}
 		}

@@ -33,8 +33,7 @@ func (s *Store) Claim(ctx context.Context, req gate.ClaimRequest) (gate.ClaimRes
 		err := s.queryRow(ctx, nil, s.q.claim,
 			a.key, nullBytes(a.rawKey), a.leaseMs, a.ttlMs, a.token, a.owner, nullBytes(a.fp)).Scan(r.dest(&after)...)
 		if err == nil {
-			onPool := func(ctx context.Context, st stmt, args ...any) rowResult { return s.queryRow(ctx, nil, st, args...) }
-			if r, err = s.freshen(ctx, onPool, a, r, after); err != nil {
+			if r, err = s.freshen(ctx, a, r, after); err != nil {
 				return gate.ClaimResult{}, s.wrapErr(ctx, err, "claim %s: refresh lease", keyq(req.Key))
 			}
 			if r == nil {

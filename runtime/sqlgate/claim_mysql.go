@@ -48,9 +48,7 @@ func (s *Store) claimMySQL(ctx context.Context, a claimArgs) (gate.ClaimResult, 
 				return gate.ClaimResult{}, s.wrapErr(ctx, err, "claim %s: read clock", keyq(a.req.Key))
 			}
 			_, next, _ := decide(nil, now, a)
-			if next, err = s.freshenMySQL(ctx, func(ctx context.Context, st stmt, args ...any) (sql.Result, error) {
-				return s.execOnce(ctx, nil, st, args...)
-			}, a, next, waited); err != nil {
+			if next, err = s.freshenMySQL(ctx, a, next, waited); err != nil {
 				return gate.ClaimResult{}, s.wrapErr(ctx, err, "claim %s: refresh lease", keyq(a.req.Key))
 			}
 			if next == nil {

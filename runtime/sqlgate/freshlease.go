@@ -28,25 +28,17 @@ RETURNING lease_expiry, expires_at`
 const refreshLeaseMySQL = `UPDATE {T} SET lease_expiry = LAST_INSERT_ID({NOW}) + $3, expires_at = GREATEST(expires_at, {NOW} + $3 + $4)
 WHERE {K} = $1 AND state = 'claimed' AND fence = $2 AND claim_token = $5`
 
-// rowQuerier runs a statement that returns one row, on the pool or in a
-// transaction.
-type rowQuerier func(ctx context.Context, st stmt, args ...any) rowResult
-
-// rowExecer runs a statement that returns no rows, on the pool or in a
-// transaction.
-type rowExecer func(ctx context.Context, st stmt, args ...any) (sql.Result, error)
-
 // freshen returns r, the row a claim statement just wrote for a, or r with a
 // lease and expiry from the clock now when the statement's clock reading was
 // more than staleLeaseSlack older than after, the server clock when the
 // statement ended (PostgreSQL, SQLite). It returns nil when the claim was taken
 // over in between: its stale lease had already run out, so another claim won,
 // and the caller must claim again (and find it held).
-func (s *Store) freshen(ctx context.Context, q rowQuerier, a claimArgs, r *row, after int64) (*row, error) {
+func (s *Store) freshen(ctx context.Context, a claimArgs, r *row, after int64) (*row, error) {
 	if after-(r.leaseExpiry-a.leaseMs) <= staleLeaseSlack.Milliseconds() {
 		return r, nil
 	}
-	err := q(ctx, s.q.refresh, a.key, r.fence, a.leaseMs, a.ttlMs, a.token).Scan(&r.leaseExpiry, &r.expiresAt)
+	err := s.queryRow(ctx, nil, s.q.refresh, a.key, r.fence, a.leaseMs, a.ttlMs, a.token).Scan(&r.leaseExpiry, &r.expiresAt)
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, nil
 	}
@@ -60,16 +52,20 @@ func (s *Store) freshen(ctx context.Context, q rowQuerier, a claimArgs, r *row, 
 // for waited: MySQL has no clock reading after the statement, so the
 // statement's run time on the process's monotonic clock tells whether it
 // waited (it is never compared with a lease). r is the row the INSERT wrote.
-func (s *Store) freshenMySQL(ctx context.Context, exec rowExecer, a claimArgs, r *row, waited time.Duration) (*row, error) {
+func (s *Store) freshenMySQL(ctx context.Context, a claimArgs, r *row, waited time.Duration) (*row, error) {
 	if waited <= staleLeaseSlack {
 		return r, nil
 	}
-	res, err := exec(ctx, s.q.refresh, a.key, r.fence, a.leaseMs, a.ttlMs, a.token)
+	res, err := s.execOnce(ctx, nil, s.q.refresh, a.key, r.fence, a.leaseMs, a.ttlMs, a.token)
 	if err != nil {
 		return nil, err
 	}
-	if n, err := res.RowsAffected(); err != nil || n != 1 {
-		return nil, err // 0 rows: taken over in between
+	n, err := res.RowsAffected()
+	if err != nil {
+		return nil, err
+	}
+	if n != 1 {
+		return nil, nil // taken over in between
 	}
 	now, err := res.LastInsertId()
 	if err != nil {

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/oncegate/oncegate/internal/dsfake"
+	"github.com/oncegate/oncegate/internal/emulator"
 	"github.com/oncegate/oncegate/internal/testenv"
 )
 
@@ -40,12 +40,11 @@ var allBackends = []backend{
 		return []string{"ONCEGATE_BACKEND=sql", "ONCEGATE_SQL_DSN=" + dsn}
 	}},
 	{"datastore", func(t *testing.T) []string {
-		// A fake per world: it listens on loopback TCP, which the worker
-		// processes reach through DATASTORE_EMULATOR_HOST, as they would an
-		// emulator.
-		srv := dsfake.Start(t)
-		return []string{"ONCEGATE_BACKEND=datastore", "DATASTORE_EMULATOR_HOST=" + srv.Addr(),
-			"GOOGLE_CLOUD_PROJECT=" + dsfake.Project, "ONCEGATE_DATASTORE_KIND=E2ERecord"}
+		// Google's Datastore emulator, shared by the test binary (see
+		// internal/testenv); the workers reach it through DATASTORE_EMULATOR_HOST,
+		// and each world has its own kind.
+		return []string{"ONCEGATE_BACKEND=datastore", "DATASTORE_EMULATOR_HOST=" + testenv.DatastoreEmulator(t),
+			"GOOGLE_CLOUD_PROJECT=" + emulator.DefaultProject, "ONCEGATE_DATASTORE_KIND=" + testenv.UniqueName(t, "e2e")}
 	}},
 	{"sqlite", func(t *testing.T) []string {
 		return []string{"ONCEGATE_BACKEND=sql", "ONCEGATE_SQL_DSN=sqlite:" + filepath.Join(t.TempDir(), "records.db")}

@@ -49,11 +49,7 @@ func (s *Server) Commit(_ context.Context, req *pb.CommitRequest) (*pb.CommitRes
 			st.finish(id, false)
 			return nil, invalid("Cannot modify entities in a read-only transaction.")
 		}
-		wk := make([]string, len(writes))
-		for i, w := range writes {
-			wk[i] = w.ks
-		}
-		if st.conflict(t, d, wk) {
+		if st.conflict(t, d) {
 			st.finish(id, true)
 			return nil, errContention
 		}

@@ -36,7 +36,6 @@ type database struct {
 type txn struct {
 	db       dbID
 	readOnly bool
-	snapshot int64            // store version when the transaction began
 	reads    map[string]int64 // keyString → modified version when first read
 }
 
@@ -77,7 +76,7 @@ var errContention = status.Error(codes.Aborted,
 
 // begin opens a transaction and returns its id.
 func (s *store) begin(db dbID, opts *pb.TransactionOptions) ([]byte, error) {
-	t := &txn{db: db, snapshot: s.version, reads: map[string]int64{}}
+	t := &txn{db: db, reads: map[string]int64{}}
 	if ro := opts.GetReadOnly(); ro != nil {
 		if ro.GetReadTime() != nil {
 			return nil, status.Error(codes.Unimplemented, "dsfake: read-only transactions at a read_time are not supported")
@@ -129,17 +128,14 @@ func (s *store) noteRead(t *txn, d *database, ks string) {
 	}
 }
 
-// conflict reports whether committing t with writes to keys would break
-// serializability: something t read changed, or something t blindly writes was
-// written after t began.
-func (s *store) conflict(t *txn, d *database, writes []string) bool {
+// conflict reports whether committing t would break serializability: something t
+// read changed since it read it. A blind write (to an entity t never read) does
+// not conflict, whatever was committed meanwhile: the transaction is serialized
+// after that commit, as the Datastore emulator and Firestore in Datastore mode do
+// (legacy Cloud Datastore's entity-group concurrency aborted it).
+func (s *store) conflict(t *txn, d *database) bool {
 	for ks, v := range t.reads {
 		if d.modified[ks] != v {
-			return true
-		}
-	}
-	for _, ks := range writes {
-		if _, read := t.reads[ks]; !read && d.modified[ks] > t.snapshot {
 			return true
 		}
 	}

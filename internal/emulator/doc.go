@@ -19,6 +19,10 @@
 //	java -cp <sdk>/platform/cloud-datastore-emulator/CloudDatastore.jar com.google.cloud.datastore.emulator.CloudDatastore start --testing --host=127.0.0.1 --port=P --store_on_disk=false --consistency=1.0
 //	java -Duser.language=en -cp <sdk>/platform/cloud-firestore-emulator/cloud-firestore-emulator.jar com.google.cloud.datastore.emulator.firestore.CloudFirestore start --host=127.0.0.1 --port=P --database-mode=datastore-mode
 //
+// StartDatastoreFirestoreMode runs the same Datastore command with
+// --firestore_in_datastore_mode in place of --consistency=1.0, as `gcloud beta
+// emulators datastore start --use-firestore-in-datastore-mode` does.
+//
 // For the Datastore emulator, --testing replaces gcloud's `create` step (it needs no
 // project directory) and implies the in-memory store and consistency 1.0 that
 // `gcloud beta emulators datastore start --no-store-on-disk --consistency=1.0` asks

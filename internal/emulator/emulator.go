@@ -95,18 +95,26 @@ var pubsubKind = &kind{
 	upMarker: func(port int) string { return "Server started, listening on " + strconv.Itoa(port) },
 }
 
-var datastoreKind = &kind{
-	name: "Datastore emulator",
-	file: "datastore-emulator",
-	dir:  "cloud-datastore-emulator",
-	pkg:  "google-cloud-cli-datastore-emulator",
-	jar:  fileIn("CloudDatastore.jar"),
-	args: func(jar string, port int) []string {
-		return []string{"-cp", jar, "com.google.cloud.datastore.emulator.CloudDatastore", "start",
-			"--testing", "--host=127.0.0.1", "--port=" + strconv.Itoa(port),
-			"--store_on_disk=false", "--consistency=1.0"}
-	},
-	upMarker: apiEndpoint,
+var datastoreKind = datastoreEmulator("Datastore emulator", "datastore-emulator", "--consistency=1.0")
+
+var datastoreFirestoreModeKind = datastoreEmulator("Datastore emulator (Firestore in Datastore mode)",
+	"datastore-firestore-mode-emulator", "--firestore_in_datastore_mode")
+
+// datastoreEmulator runs CloudDatastore.jar in memory with modeFlag.
+func datastoreEmulator(name, file, modeFlag string) *kind {
+	return &kind{
+		name: name,
+		file: file,
+		dir:  "cloud-datastore-emulator",
+		pkg:  "google-cloud-cli-datastore-emulator",
+		jar:  fileIn("CloudDatastore.jar"),
+		args: func(jar string, port int) []string {
+			return []string{"-cp", jar, "com.google.cloud.datastore.emulator.CloudDatastore", "start",
+				"--testing", "--host=127.0.0.1", "--port=" + strconv.Itoa(port),
+				"--store_on_disk=false", modeFlag}
+		},
+		upMarker: apiEndpoint,
+	}
 }
 
 var firestoreKind = &kind{
@@ -162,6 +170,17 @@ func StartPubSub(ctx context.Context, o Options) (*Emulator, error) {
 // ErrNotInstalled when the emulator or Java is missing.
 func StartDatastore(ctx context.Context, o Options) (*Emulator, error) {
 	return start(ctx, datastoreKind, o)
+}
+
+// StartDatastoreFirestoreMode starts the Datastore emulator in memory with
+// --firestore_in_datastore_mode (what `gcloud beta emulators datastore start
+// --use-firestore-in-datastore-mode` runs): it behaves as Firestore in Datastore
+// mode, the mode of every new production database, with strongly consistent queries
+// and no ancestor rule for queries in transactions. Clients find it as they find
+// StartDatastore's. The error wraps ErrNotInstalled when the emulator or Java is
+// missing.
+func StartDatastoreFirestoreMode(ctx context.Context, o Options) (*Emulator, error) {
+	return start(ctx, datastoreFirestoreModeKind, o)
 }
 
 // StartFirestoreDatastoreMode starts the Firestore emulator with

@@ -89,6 +89,15 @@ func TestDatastore(t *testing.T) {
 	}
 }
 
+func TestDatastoreFirestoreMode(t *testing.T) {
+	e := start(t, emulator.StartDatastoreFirestoreMode)
+	datastoreRoundTrip(t, e)
+	if err := e.Stop(); err != nil {
+		t.Fatalf("Stop: %v", err)
+	}
+	stopped(t, e)
+}
+
 func TestFirestoreDatastoreMode(t *testing.T) {
 	e := start(t, emulator.StartFirestoreDatastoreMode)
 	datastoreRoundTrip(t, e)

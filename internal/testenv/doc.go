@@ -21,10 +21,12 @@
 // [PrivateRedis], [PrivatePostgres] and [PrivateMySQL] always start a fresh server
 // the test controls through [Server].
 //
-// [PubSubEmulator], [DatastoreEmulator] and [FirestoreDatastoreModeEmulator] return
-// the host:port of an emulator (the value for PUBSUB_EMULATOR_HOST or
-// DATASTORE_EMULATOR_HOST): the one ONCEGATE_TEST_PUBSUB_EMULATOR_HOST,
-// ONCEGATE_TEST_DATASTORE_EMULATOR_HOST or ONCEGATE_TEST_FIRESTORE_EMULATOR_HOST names
+// [PubSubEmulator], [DatastoreEmulator], [DatastoreEmulatorFirestoreMode] and
+// [FirestoreDatastoreModeEmulator] return the host:port of an emulator (the value for
+// PUBSUB_EMULATOR_HOST or DATASTORE_EMULATOR_HOST): the one
+// ONCEGATE_TEST_PUBSUB_EMULATOR_HOST, ONCEGATE_TEST_DATASTORE_EMULATOR_HOST,
+// ONCEGATE_TEST_DATASTORE_FIRESTORE_MODE_EMULATOR_HOST or
+// ONCEGATE_TEST_FIRESTORE_EMULATOR_HOST names
 // (it must answer the health check, GET /, or the test fails), else one started by
 // internal/emulator as a Java process on a free loopback port, shared by the whole
 // test binary (ONCEGATE_TEST_FORCE_PRIVATE=1 ignores the variables). Its log is kept

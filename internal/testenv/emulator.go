@@ -43,6 +43,13 @@ var datastoreEmulator = &emulatorKind{
 	start:  emulator.StartDatastore,
 }
 
+var datastoreFirestoreModeEmulator = &emulatorKind{
+	name:   "Datastore emulator (Firestore in Datastore mode)",
+	kind:   "datastorefs",
+	envVar: "ONCEGATE_TEST_DATASTORE_FIRESTORE_MODE_EMULATOR_HOST",
+	start:  emulator.StartDatastoreFirestoreMode,
+}
+
 var firestoreEmulator = &emulatorKind{
 	name:   "Firestore emulator (Datastore mode)",
 	kind:   "firestore",
@@ -68,6 +75,15 @@ func PubSubEmulator(t testing.TB) string {
 func DatastoreEmulator(t testing.TB) string {
 	t.Helper()
 	return datastoreEmulator.get(t)
+}
+
+// DatastoreEmulatorFirestoreMode returns the host:port of a Google Datastore
+// emulator in its Firestore in Datastore mode (in memory, strongly consistent, the
+// behaviour of production databases), found and shared as DatastoreEmulator's is
+// (variable ONCEGATE_TEST_DATASTORE_FIRESTORE_MODE_EMULATOR_HOST).
+func DatastoreEmulatorFirestoreMode(t testing.TB) string {
+	t.Helper()
+	return datastoreFirestoreModeEmulator.get(t)
 }
 
 // FirestoreDatastoreModeEmulator returns the host:port of the Firestore emulator in

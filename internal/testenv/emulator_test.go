@@ -76,6 +76,7 @@ func TestSharedEmulators(t *testing.T) {
 	}{
 		{"pubsub", PubSubEmulator},
 		{"datastore", DatastoreEmulator},
+		{"datastore firestore mode", DatastoreEmulatorFirestoreMode},
 		{"firestore", FirestoreDatastoreModeEmulator},
 	} {
 		t.Run(tt.name, func(t *testing.T) {

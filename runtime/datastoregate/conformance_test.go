@@ -4,7 +4,6 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
-	"os"
 	"testing"
 	"time"
 
@@ -45,29 +44,14 @@ func run(t *testing.T, c *datastore.Client) {
 	})
 }
 
+// TestConformance runs the gatetest contract suite on every Datastore the tests
+// have: TestConformance/fake/... on internal/dsfake (default and named database),
+// TestConformance/emulator/... on Google's Datastore emulator and
+// TestConformance/firestore-emulator/... on the Firestore emulator in Datastore
+// mode (internal/testenv starts both; they skip without the emulator outside CI).
 func TestConformance(t *testing.T) {
-	run(t, dsfake.Start(t).Client(t, ""))
-}
-
-func TestConformanceNamedDatabase(t *testing.T) {
-	run(t, dsfake.Start(t).Client(t, "records"))
-}
-
-// TestConformanceEmulator runs the suite against the Datastore emulator (or any
-// Datastore) that DATASTORE_EMULATOR_HOST names, in the project
-// DATASTORE_PROJECT_ID (default oncegate-test). See the package doc.
-func TestConformanceEmulator(t *testing.T) {
-	if os.Getenv("DATASTORE_EMULATOR_HOST") == "" {
-		t.Skip("DATASTORE_EMULATOR_HOST is not set; the fake-backed TestConformance covers the suite")
+	for _, b := range datastores {
+		t.Run(b.name, func(t *testing.T) { run(t, b.client(t)) })
 	}
-	project := os.Getenv("DATASTORE_PROJECT_ID")
-	if project == "" {
-		project = "oncegate-test"
-	}
-	c, err := datastore.NewClient(context.Background(), project)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = c.Close() })
-	run(t, c)
+	t.Run("fake-named-database", func(t *testing.T) { run(t, dsfake.Start(t).Client(t, "records")) })
 }

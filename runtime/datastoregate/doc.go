@@ -66,16 +66,18 @@
 // so a record reclaimed meanwhile survives. ListUnresolved queries state =
 // unknown and sorts client-side, so neither needs a composite index.
 //
-// # Testing against an emulator
+// # Testing against the emulator
 //
-// The package's tests run the gatetest contract suite against internal/dsfake,
-// an in-process fake of the Datastore gRPC API. To run it against the Datastore
-// emulator as well, start one and point the tests at it:
-//
-//	gcloud beta emulators datastore start --host-port=localhost:8081 --use-firestore-in-datastore-mode
-//	DATASTORE_EMULATOR_HOST=localhost:8081 DATASTORE_PROJECT_ID=oncegate-test \
-//		go test -run TestConformanceEmulator ./runtime/datastoregate/
-//
-// Each backend the suite makes lives in a fresh namespace, so runs do not
-// interfere and need no cleanup.
+// The package's tests run the gatetest contract suite twice: on internal/dsfake,
+// an in-process fake of the Datastore gRPC API (TestConformance/fake/...), and on
+// Google's Datastore emulator, once in its legacy Datastore mode
+// (TestConformance/emulator/...) and once in its Firestore in Datastore mode
+// (TestConformance/emulator-firestore-mode/...), each started by internal/testenv
+// once per test binary. Without the emulator installed the
+// emulator runs skip, or fail under CI=true. Each backend the suite makes lives in a
+// fresh namespace, so runs do not interfere and need no cleanup. The fake remains
+// for what no emulator does on demand: aborted commits, lost commit answers,
+// injected latency and RPC counts (faults_test.go). The Firestore emulator in
+// Datastore mode aborts every transaction begun by a lookup, so it cannot run
+// this package (TestFirestoreEmulatorAbortsBeginLater).
 package datastoregate

@@ -4,9 +4,7 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/oncegate/oncegate/internal/dsfake"
 	"github.com/oncegate/oncegate/internal/testenv"
-	"github.com/oncegate/oncegate/runtime/datastoregate"
 	"github.com/oncegate/oncegate/runtime/gate"
 	"github.com/oncegate/oncegate/runtime/memgate"
 )
@@ -39,11 +37,7 @@ var everyBackend = []struct {
 		dsn := "sqlite:" + filepath.Join(t.TempDir(), "records.db")
 		return sqlStore(t, dsn, dsn, "oncegate_records")
 	}, 0},
-	{"datastore (fake)", func(t *testing.T) gate.Backend {
-		s, err := datastoregate.New(dsfake.Start(t).Client(t, ""), nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return s
+	{"datastore (emulator)", func(t *testing.T) gate.Backend {
+		return datastoreEmulatorStore(t, nil)
 	}, 1<<20 - 4 - 1024 - 200}, // entity limit less the datastoregate's allowance and the token and owner
 }

@@ -10,7 +10,6 @@ import (
 	"unicode"
 	"unicode/utf8"
 
-	"github.com/oncegate/oncegate/internal/dsfake"
 	"github.com/oncegate/oncegate/internal/testenv"
 	"github.com/oncegate/oncegate/runtime/datastoregate"
 	"github.com/oncegate/oncegate/runtime/fencedsink"
@@ -78,7 +77,7 @@ func TestConfigurationInjection(t *testing.T) {
 	}
 	// Datastore kinds and namespaces are data, not code (an RPC field), so only
 	// the reserved and over-long forms are refused.
-	dsc := dsfake.Start(t).Client(t, "")
+	dsc := datastoreEmulatorClient(t)
 	for _, name := range []string{"__oncegate__", "__kind__", strings.Repeat("k", 1501)} {
 		f.Messages++
 		_, err := datastoregate.New(dsc, &datastoregate.Options{Kind: name})
@@ -184,7 +183,7 @@ func TestGateNamespaceColon(t *testing.T) {
 // never be sent (protobuf strings are UTF-8), so it must be refused at
 // construction, not on every call.
 func TestDatastoreNamesNotUTF8(t *testing.T) {
-	dsc := dsfake.Start(t).Client(t, "")
+	dsc := datastoreEmulatorClient(t)
 	for _, o := range []datastoregate.Options{{Kind: "K\xff"}, {Namespace: "ns\xff"}} {
 		s, err := datastoregate.New(dsc, &o)
 		if err != nil {

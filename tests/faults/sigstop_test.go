@@ -13,7 +13,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/oncegate/oncegate/internal/dsfake"
 	"github.com/oncegate/oncegate/internal/supplier"
 	"github.com/oncegate/oncegate/internal/testenv"
 	"github.com/oncegate/oncegate/internal/workerproc"
@@ -47,11 +46,7 @@ func TestFrozenHolderIsFencedOut(t *testing.T) {
 		{"sqlite", func(t *testing.T) []string {
 			return []string{"ONCEGATE_BACKEND=sql", "ONCEGATE_SQL_DSN=sqlite:" + filepath.Join(t.TempDir(), "records.db")}
 		}},
-		{"datastore (fake)", func(t *testing.T) []string {
-			srv := dsfake.Start(t)
-			return []string{"ONCEGATE_BACKEND=datastore", "DATASTORE_EMULATOR_HOST=" + srv.Addr(),
-				"GOOGLE_CLOUD_PROJECT=" + dsfake.Project}
-		}},
+		{"datastore (emulator)", datastoreEmulatorEnv},
 	}
 	for _, b := range backends {
 		t.Run(b.name, func(t *testing.T) {

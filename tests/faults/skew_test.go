@@ -9,8 +9,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/oncegate/oncegate/internal/dsfake"
 	"github.com/oncegate/oncegate/internal/supplier"
+	"github.com/oncegate/oncegate/internal/testenv"
 	"github.com/oncegate/oncegate/internal/worker"
 	"github.com/oncegate/oncegate/runtime/datastoregate"
 	"github.com/oncegate/oncegate/runtime/gate"
@@ -37,7 +37,7 @@ func (c *manualClock) set(t time.Time) {
 	c.now = t
 }
 
-// skewRun is one holder and one claimant on the Datastore fake, one of them
+// skewRun is one holder and one claimant on the Datastore emulator, one of them
 // with a skewed clock: the holder's body runs for its whole work deadline while
 // the claimant retries every few seconds.
 type skewRun struct {
@@ -52,7 +52,7 @@ type skewRun struct {
 
 func (sr *skewRun) run(t *testing.T) {
 	t.Helper()
-	srv := dsfake.Start(t)
+	kind := testenv.UniqueName(t, "skew")
 	clock := &manualClock{now: time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)}
 	holderSkew, claimantSkew := time.Duration(0), sr.skew
 	if sr.skewedHolder {
@@ -62,7 +62,7 @@ func (sr *skewRun) run(t *testing.T) {
 	supSrv := httptest.NewServer(sup)
 	defer supSrv.Close()
 	newGate := func(skew time.Duration, owner string) *gate.Gate {
-		s, err := datastoregate.New(srv.Client(t, ""), &datastoregate.Options{Now: clock.at(skew)})
+		s, err := datastoregate.New(datastoreEmulatorClient(t), &datastoregate.Options{Kind: kind, Now: clock.at(skew)})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -113,7 +113,7 @@ func (sr *skewRun) run(t *testing.T) {
 // fencing is what stops the first holder's late write.
 func TestClockSkewDatastore(t *testing.T) {
 	const skew = 30 * time.Second
-	f := figures{Class: "client clock skew ±30 s", Backend: "datastore (fake)"}
+	f := figures{Class: "client clock skew ±30 s", Backend: "datastore (emulator)"}
 	var notes []string
 	for _, s := range []time.Duration{skew, -skew} {
 		for _, skewedHolder := range []bool{false, true} {

@@ -19,7 +19,7 @@ import (
 	"cloud.google.com/go/pubsub/v2/apiv1/pubsubpb"
 
 	"github.com/oncegate/oncegate/examples/cloudrun/worker"
-	"github.com/oncegate/oncegate/internal/accounting"
+	"github.com/oncegate/oncegate/internal/crashwindow"
 	"github.com/oncegate/oncegate/internal/emulator"
 	"github.com/oncegate/oncegate/internal/supplier"
 	"github.com/oncegate/oncegate/internal/testenv"
@@ -180,7 +180,7 @@ func storm(t *testing.T, benv []string, orders, kills int) {
 
 	rep := book.sup.Report()
 	calls, lines, ks := book.history()
-	a := accounting.Account(calls, lines, ks)
+	a := crashwindow.Account(calls, lines, ks)
 	lost := orders - rep.Orders
 	t.Logf("pull storm: %d orders (+%d republished), %d kills, %d supplier calls, %d accepted; lost %d, repeats %d (explained %d by %d kills inside the window), unexplained %d; storm %s, total %s",
 		orders, (orders+9)/10, len(ks), a.Calls, rep.Orders, lost, a.Extra, a.Explained, a.KillsInWindow, a.Unexplained,
@@ -231,9 +231,9 @@ func newClient(t *testing.T, host string) *pubsub.Client {
 type book struct {
 	sup   *supplier.Supplier
 	mu    sync.Mutex
-	calls []accounting.Call
-	lines []accounting.Line
-	kills []accounting.Kill
+	calls []crashwindow.Call
+	lines []crashwindow.Line
+	kills []crashwindow.Kill
 }
 
 func (b *book) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -243,7 +243,7 @@ func (b *book) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	b.mu.Lock()
-	b.calls = append(b.calls, accounting.Call{Worker: i, Key: r.Header.Get(worker.HeaderIdempotencyKey), Start: time.Now()})
+	b.calls = append(b.calls, crashwindow.Call{Worker: i, Key: r.Header.Get(worker.HeaderIdempotencyKey), Start: time.Now()})
 	b.mu.Unlock()
 	b.sup.ServeHTTP(w, r)
 }
@@ -254,7 +254,7 @@ func (b *book) sink(i int) func(map[string]any) {
 		if !ok {
 			return
 		}
-		l := accounting.Line{Worker: i, Outcome: out}
+		l := crashwindow.Line{Worker: i, Outcome: out}
 		l.Key, _ = m["key"].(string)
 		if s, ok := m["time"].(string); ok {
 			l.Time, _ = time.Parse(time.RFC3339Nano, s)
@@ -267,12 +267,12 @@ func (b *book) sink(i int) func(map[string]any) {
 
 func (b *book) kill(i int) {
 	b.mu.Lock()
-	b.kills = append(b.kills, accounting.Kill{Worker: i, At: time.Now()})
+	b.kills = append(b.kills, crashwindow.Kill{Worker: i, At: time.Now()})
 	b.mu.Unlock()
 }
 
-func (b *book) history() ([]accounting.Call, []accounting.Line, []accounting.Kill) {
+func (b *book) history() ([]crashwindow.Call, []crashwindow.Line, []crashwindow.Kill) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	return append([]accounting.Call(nil), b.calls...), append([]accounting.Line(nil), b.lines...), append([]accounting.Kill(nil), b.kills...)
+	return append([]crashwindow.Call(nil), b.calls...), append([]crashwindow.Line(nil), b.lines...), append([]crashwindow.Kill(nil), b.kills...)
 }

@@ -1,8 +1,8 @@
 // Package e2e holds the end-to-end suite: Pub/Sub with the topology the
 // components deploy, a front end that spreads pushes over reference-worker
 // processes like Cloud Run's (and loses or abandons a response on cue), the
-// recording supplier, and real backends — Redis, PostgreSQL, the Datastore
-// fake and SQLite. The workers are real processes (the test binary itself, see
+// recording supplier, and real backends — Redis, PostgreSQL, Google's
+// Datastore emulator and SQLite. The workers are real processes (the test binary itself, see
 // TestMain), so a crash is a real SIGKILL. Durations are scaled down through
 // the plan, never by patching code.
 //

@@ -10,6 +10,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/oncegate/oncegate/internal/childproc"
 	"net"
 	"net/http"
 	"os"
@@ -74,7 +75,9 @@ func (p *Proc) start(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	if err := cmd.Start(); err != nil {
+	// A worker must not outlive its parent (a test binary ended by -timeout, a
+	// demo killed): childproc gives it SIGKILL as its parent-death signal.
+	if err := childproc.Start(cmd, nil); err != nil {
 		return fmt.Errorf("workerproc: start %s: %w", p.argv[0], err)
 	}
 	done := make(chan struct{})

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/pulumi/pulumi-gcp/sdk/v8/go/gcp/organizations"
 	"github.com/pulumi/pulumi-gcp/sdk/v8/go/gcp/pubsub"
 	"github.com/pulumi/pulumi/sdk/v3/go/pulumi"
 
@@ -19,9 +18,10 @@ const typePullSubscription = "oncegate:gcp:PullSubscription"
 type PullSubscriptionArgs struct {
 	// Project is the project ID. Required.
 	Project pulumi.StringInput
-	// ProjectNumber names the Pub/Sub service agent. Nil means it is looked up
-	// from Project.
-	ProjectNumber pulumi.StringInput
+	// ServiceAgentEmail is the project's Pub/Sub service agent. Nil creates it
+	// with projects.ServiceIdentity, as PushSubscriptionArgs.ServiceAgentEmail
+	// does (a fresh project may not have it yet).
+	ServiceAgentEmail pulumi.StringInput
 	// Topic is the source topic's ID or name. Required.
 	Topic pulumi.StringInput
 	// Plan sets the ack deadline, the retry policy and the dead-letter
@@ -100,11 +100,14 @@ func NewPullSubscription(ctx *pulumi.Context, name string, args *PullSubscriptio
 	parent := pulumi.Composite(pulumi.Parent(c), pulumi.DependsOn(args.DependsOn))
 	wrap := func(what string, err error) error { return fmt.Errorf("pull subscription %q: %s: %w", name, what, err) }
 
-	number := args.ProjectNumber
-	if number == nil {
-		number = organizations.LookupProjectOutput(ctx, organizations.LookupProjectOutputArgs{ProjectId: args.Project.ToStringOutput().ToStringPtrOutput()}, pulumi.Parent(c)).Number()
+	agent := args.ServiceAgentEmail
+	if agent == nil {
+		id, err := pubsubAgent(ctx, name+"-agent", args.Project, parent)
+		if err != nil {
+			return nil, wrap("service agent", err)
+		}
+		agent = id.Email
 	}
-	agent := pulumi.Sprintf("service-%s@gcp-sa-pubsub.iam.gserviceaccount.com", number)
 	agentMember := pulumi.Sprintf("serviceAccount:%s", agent)
 
 	dlq, err := pubsub.NewTopic(ctx, name+"-dlq", &pubsub.TopicArgs{Project: args.Project, Name: args.DeadLetter.TopicName, Labels: args.Labels}, parent)
@@ -160,7 +163,7 @@ func NewPullSubscription(ctx *pulumi.Context, name string, args *PullSubscriptio
 	c.SubscriptionName = sub.Name
 	c.DeadLetterTopicName = dlq.Name
 	c.DeadLetterSubscriptionName = dlqSub.Name
-	c.ServiceAgentEmail = agent
+	c.ServiceAgentEmail = agent.ToStringOutput()
 	c.Plan = pulumi.ToStringMap(plan.Env()).ToStringMapOutput()
 	if err := ctx.RegisterResourceOutputs(c, pulumi.Map{
 		"subscriptionName": c.SubscriptionName, "deadLetterTopicName": c.DeadLetterTopicName,

@@ -14,7 +14,7 @@ import (
 
 // fileRef matches a file a comment names: a Markdown file with a path
 // ("docs/guide.md") or one of the repository's top-level documents
-// ("README.md", "DESIGN.md").
+// ("README.md", "CHANGELOG.md").
 var fileRef = regexp.MustCompile(`(?:^|[\s("'` + "`" + `])((?:[A-Za-z0-9_.-]+/)+[A-Za-z0-9_-]+\.md|[A-Z][A-Z_]+\.md)\b`)
 
 // brokenCommentRefs returns one line per file named in a comment of a Go file

@@ -8,6 +8,7 @@ import (
 	"net/http/httptest"
 	"path/filepath"
 	"testing"
+	"time"
 
 	"cloud.google.com/go/pubsub/v2/apiv1/pubsubpb"
 	"google.golang.org/protobuf/types/known/timestamppb"
@@ -61,7 +62,12 @@ func newInstance(t *testing.T, s *stores.Store, cacheSize int, body push.Handler
 	t.Helper()
 	calls := new(roundtrip.Counter)
 	quiet := slog.New(slog.DiscardHandler)
-	g, err := gate.New(roundtrip.CountBackend(s.Backend, calls), &gate.Options{Namespace: "bench", CacheSize: cacheSize, Logger: quiet})
+	// The store timeout is generous: these tests count round trips, and 64
+	// contenders on one SQLite file under -race on a loaded machine can wait
+	// longer than the default 2 s claim budget, which would answer
+	// store-unavailable after fewer trips than the path under test takes.
+	g, err := gate.New(roundtrip.CountBackend(s.Backend, calls), &gate.Options{Namespace: "bench", CacheSize: cacheSize,
+		StoreTimeout: 30 * time.Second, Logger: quiet})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -6,6 +6,8 @@ import (
 	"os"
 	"strconv"
 	"time"
+
+	"github.com/oncegate/oncegate/runtime/internal/lease"
 )
 
 // Defaults for Options' zero fields.
@@ -78,13 +80,9 @@ func (o *Options) withDefaults() (Options, error) {
 	if o != nil {
 		v = *o
 	}
-	for _, d := range []struct {
-		name string
-		val  time.Duration
-	}{{"Lease", v.Lease}, {"TTL", v.TTL}, {"RenewInterval", v.RenewInterval}, {"RetryInterval", v.RetryInterval}, {"StoreTimeout", v.StoreTimeout}} {
-		if d.val < 0 {
-			return v, fmt.Errorf("dlock.Options.%s: must be zero (default) or positive, got %s", d.name, d.val)
-		}
+	if err := lease.NonNegative("dlock.Options", lease.Field{Name: "Lease", Val: v.Lease}, lease.Field{Name: "TTL", Val: v.TTL},
+		lease.Field{Name: "RenewInterval", Val: v.RenewInterval}, lease.Field{Name: "RetryInterval", Val: v.RetryInterval}, lease.Field{Name: "StoreTimeout", Val: v.StoreTimeout}); err != nil {
+		return v, err
 	}
 	if v.Namespace == "" {
 		v.Namespace = DefaultNamespace
@@ -98,8 +96,8 @@ func (o *Options) withDefaults() (Options, error) {
 	if v.RenewInterval == 0 {
 		v.RenewInterval = v.Lease / 3
 	}
-	if v.RenewInterval > v.Lease/2 || v.RenewInterval <= 0 {
-		return v, fmt.Errorf("dlock.Options.RenewInterval: %s must be positive and at most half of Lease %s; leave it zero for Lease/3", v.RenewInterval, v.Lease)
+	if err := lease.Interval("dlock.Options", "RenewInterval", v.RenewInterval, v.Lease, 2, "lower it, or leave it zero for Lease/3"); err != nil {
+		return v, err
 	}
 	if v.RetryInterval == 0 {
 		v.RetryInterval = DefaultRetryInterval

@@ -1,10 +1,9 @@
 package dlock
 
 import (
+	"cmp"
 	"fmt"
 	"log/slog"
-	"os"
-	"strconv"
 	"time"
 
 	"github.com/oncegate/oncegate/runtime/internal/lease"
@@ -84,34 +83,19 @@ func (o *Options) withDefaults() (Options, error) {
 		lease.Field{Name: "RenewInterval", Val: v.RenewInterval}, lease.Field{Name: "RetryInterval", Val: v.RetryInterval}, lease.Field{Name: "StoreTimeout", Val: v.StoreTimeout}); err != nil {
 		return v, err
 	}
-	if v.Namespace == "" {
-		v.Namespace = DefaultNamespace
-	}
-	if v.Lease == 0 {
-		v.Lease = DefaultLease
-	}
-	if v.TTL == 0 {
-		v.TTL = DefaultTTL
-	}
-	if v.RenewInterval == 0 {
-		v.RenewInterval = v.Lease / 3
-	}
+	v.Namespace = cmp.Or(v.Namespace, DefaultNamespace)
+	v.Lease = cmp.Or(v.Lease, DefaultLease)
+	v.TTL = cmp.Or(v.TTL, DefaultTTL)
+	v.RenewInterval = cmp.Or(v.RenewInterval, v.Lease/3)
 	if err := lease.Interval("dlock.Options", "RenewInterval", v.RenewInterval, v.Lease, 2, "lower it, or leave it zero for Lease/3"); err != nil {
 		return v, err
 	}
-	if v.RetryInterval == 0 {
-		v.RetryInterval = DefaultRetryInterval
-	}
-	if v.StoreTimeout == 0 {
-		v.StoreTimeout = DefaultStoreTimeout
-	}
+	v.RetryInterval = cmp.Or(v.RetryInterval, DefaultRetryInterval)
+	v.StoreTimeout = cmp.Or(v.StoreTimeout, DefaultStoreTimeout)
 	if v.Require&^RequireFencing != 0 {
 		return v, fmt.Errorf("dlock.Options.Require: unknown capability bits %#x; combine CanRenew, CanAdvanceFence and CanInspect", uint(v.Require&^RequireFencing))
 	}
-	if v.Owner == "" {
-		host, _ := os.Hostname()
-		v.Owner = host + "/" + strconv.Itoa(os.Getpid())
-	}
+	v.Owner = cmp.Or(v.Owner, lease.DefaultOwner())
 	if v.Now == nil {
 		v.Now = time.Now
 	}

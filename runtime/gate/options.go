@@ -1,11 +1,10 @@
 package gate
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"log/slog"
-	"os"
-	"strconv"
 	"time"
 
 	"github.com/oncegate/oncegate/runtime/internal/lease"
@@ -108,21 +107,15 @@ func (o *Options) withDefaults() (Options, error) {
 		lease.Field{Name: "WorkDeadline", Val: v.WorkDeadline}, lease.Field{Name: "Heartbeat", Val: v.Heartbeat}, lease.Field{Name: "StoreTimeout", Val: v.StoreTimeout}); err != nil {
 		return v, err
 	}
-	if v.Lease == 0 {
-		v.Lease = DefaultLease
-	}
-	if v.TTL == 0 {
-		v.TTL = DefaultTTL
-	}
+	v.Lease = cmp.Or(v.Lease, DefaultLease)
+	v.TTL = cmp.Or(v.TTL, DefaultTTL)
 	if v.WorkDeadline == 0 {
 		v.WorkDeadline = DefaultWorkDeadline
 		if v.Heartbeat == 0 && v.Lease < v.WorkDeadline {
 			v.WorkDeadline = v.Lease
 		}
 	}
-	if v.StoreTimeout == 0 {
-		v.StoreTimeout = DefaultStoreTimeout
-	}
+	v.StoreTimeout = cmp.Or(v.StoreTimeout, DefaultStoreTimeout)
 	if v.StoreTimeout < sizing.MinStoreTimeout {
 		return v, fmt.Errorf("gate.Options.StoreTimeout: %s is below %s, too short for a store round trip; raise it or leave zero for the default %s", v.StoreTimeout, sizing.MinStoreTimeout, DefaultStoreTimeout)
 	}
@@ -134,10 +127,7 @@ func (o *Options) withDefaults() (Options, error) {
 			return v, err
 		}
 	}
-	if v.Owner == "" {
-		host, _ := os.Hostname()
-		v.Owner = host + "/" + strconv.Itoa(os.Getpid())
-	}
+	v.Owner = cmp.Or(v.Owner, lease.DefaultOwner())
 	if v.Codec == nil {
 		v.Codec = jsonCodec{}
 	}

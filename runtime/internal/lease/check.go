@@ -2,6 +2,8 @@ package lease
 
 import (
 	"fmt"
+	"os"
+	"strconv"
 	"time"
 )
 
@@ -38,4 +40,11 @@ func Interval(typ, name string, iv, lease time.Duration, parts int, fix string) 
 		frac = fmt.Sprintf("1/%d", parts)
 	}
 	return fmt.Errorf("%s.%s: %s must be positive and at most %s of Lease %s (%s); %s", typ, name, iv, frac, lease, lease/time.Duration(parts), fix)
+}
+
+// DefaultOwner returns the holder name both options types default Owner to:
+// "<hostname>/<pid>" (the hostname empty when the system cannot tell it).
+func DefaultOwner() string {
+	host, _ := os.Hostname()
+	return host + "/" + strconv.Itoa(os.Getpid())
 }

@@ -1,6 +1,8 @@
 package lease_test
 
 import (
+	"os"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -34,5 +36,12 @@ func TestInterval(t *testing.T) {
 		if (tc.want == "") != (err == nil) || (err != nil && !strings.Contains(err.Error(), tc.want)) {
 			t.Errorf("Interval(%v, 1/%d): %v, want %q", tc.iv, tc.parts, err, tc.want)
 		}
+	}
+}
+
+func TestDefaultOwner(t *testing.T) {
+	host, _ := os.Hostname()
+	if got, want := lease.DefaultOwner(), host+"/"+strconv.Itoa(os.Getpid()); got != want {
+		t.Fatalf("DefaultOwner() = %q, want %q", got, want)
 	}
 }

@@ -1,11 +1,12 @@
 package dlock
 
 import (
+	"cmp"
 	"fmt"
 	"log/slog"
-	"os"
-	"strconv"
 	"time"
+
+	"github.com/oncegate/oncegate/runtime/internal/lease"
 )
 
 // Defaults for Options' zero fields.
@@ -78,42 +79,23 @@ func (o *Options) withDefaults() (Options, error) {
 	if o != nil {
 		v = *o
 	}
-	for _, d := range []struct {
-		name string
-		val  time.Duration
-	}{{"Lease", v.Lease}, {"TTL", v.TTL}, {"RenewInterval", v.RenewInterval}, {"RetryInterval", v.RetryInterval}, {"StoreTimeout", v.StoreTimeout}} {
-		if d.val < 0 {
-			return v, fmt.Errorf("dlock.Options.%s: must be zero (default) or positive, got %s", d.name, d.val)
-		}
+	if err := lease.NonNegative("dlock.Options", lease.Field{Name: "Lease", Val: v.Lease}, lease.Field{Name: "TTL", Val: v.TTL},
+		lease.Field{Name: "RenewInterval", Val: v.RenewInterval}, lease.Field{Name: "RetryInterval", Val: v.RetryInterval}, lease.Field{Name: "StoreTimeout", Val: v.StoreTimeout}); err != nil {
+		return v, err
 	}
-	if v.Namespace == "" {
-		v.Namespace = DefaultNamespace
+	v.Namespace = cmp.Or(v.Namespace, DefaultNamespace)
+	v.Lease = cmp.Or(v.Lease, DefaultLease)
+	v.TTL = cmp.Or(v.TTL, DefaultTTL)
+	v.RenewInterval = cmp.Or(v.RenewInterval, v.Lease/3)
+	if err := lease.Interval("dlock.Options", "RenewInterval", v.RenewInterval, v.Lease, 2, "lower it, or leave it zero for Lease/3"); err != nil {
+		return v, err
 	}
-	if v.Lease == 0 {
-		v.Lease = DefaultLease
-	}
-	if v.TTL == 0 {
-		v.TTL = DefaultTTL
-	}
-	if v.RenewInterval == 0 {
-		v.RenewInterval = v.Lease / 3
-	}
-	if v.RenewInterval > v.Lease/2 || v.RenewInterval <= 0 {
-		return v, fmt.Errorf("dlock.Options.RenewInterval: %s must be positive and at most half of Lease %s; leave it zero for Lease/3", v.RenewInterval, v.Lease)
-	}
-	if v.RetryInterval == 0 {
-		v.RetryInterval = DefaultRetryInterval
-	}
-	if v.StoreTimeout == 0 {
-		v.StoreTimeout = DefaultStoreTimeout
-	}
+	v.RetryInterval = cmp.Or(v.RetryInterval, DefaultRetryInterval)
+	v.StoreTimeout = cmp.Or(v.StoreTimeout, DefaultStoreTimeout)
 	if v.Require&^RequireFencing != 0 {
 		return v, fmt.Errorf("dlock.Options.Require: unknown capability bits %#x; combine CanRenew, CanAdvanceFence and CanInspect", uint(v.Require&^RequireFencing))
 	}
-	if v.Owner == "" {
-		host, _ := os.Hostname()
-		v.Owner = host + "/" + strconv.Itoa(os.Getpid())
-	}
+	v.Owner = cmp.Or(v.Owner, lease.DefaultOwner())
 	if v.Now == nil {
 		v.Now = time.Now
 	}

@@ -4,10 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"sync"
-	"time"
 
 	"github.com/oncegate/oncegate/runtime/gate"
+	"github.com/oncegate/oncegate/runtime/internal/lease"
 )
 
 // ScopeFunc is the work a scope guards. ctx is cancelled with a cause matching
@@ -93,46 +92,20 @@ func (l *Lock) releaseAfter(ctx context.Context) (bool, error) {
 	return ok, err
 }
 
-// keepAlive renews l every RenewInterval until stop is called or ctx is done. It
+// keepAlive renews l every RenewInterval until stop is called or ctx is done,
+// with the loop the gate's heartbeat shares (runtime/internal/lease). It
 // cancels ctx with a cause matching gate.ErrLeaseLost when a renewal is refused,
 // or when the lease as last confirmed may lapse before the next attempt.
 func (l *Lock) keepAlive(ctx context.Context, cancel context.CancelCauseFunc, r gate.Renewer) (stop func()) {
-	iv, lease := l.c.opts.RenewInterval, l.c.opts.Lease
-	done := make(chan struct{})
-	var wg sync.WaitGroup
-	wg.Go(func() {
-		t := time.NewTicker(iv)
-		defer t.Stop()
-		confirmed := l.confirmed
-		for {
-			select {
-			case <-done:
-				return
-			case <-ctx.Done():
-				return
-			case <-t.C:
-			}
-			sent := time.Now()
-			// A renewal answered after the lease may have lapsed is worthless.
-			rctx, rcancel := context.WithTimeout(ctx, lease-sent.Sub(confirmed))
-			ok, err := r.Renew(rctx, l.storeKey, l.token, lease, l.c.opts.TTL)
-			rcancel()
-			switch {
-			case err == nil && ok:
-				confirmed = sent
-			case err == nil:
-				cancel(l.lost("renewal refused"))
-				return
-			case ctx.Err() != nil:
-				return
-			case time.Since(confirmed)+iv >= lease:
-				cancel(l.lost(fmt.Sprintf("no renewal succeeded since %s ago, and the lease may lapse before the next attempt (last error: %v)",
-					time.Since(confirmed).Round(time.Millisecond), err)))
-				return
-			default:
-				l.c.opts.Logger.Warn("oncegate: lock renewal failed; retrying", "key", l.storeKey, "token", l.token, "err", err)
-			}
-		}
-	})
-	return func() { close(done); wg.Wait() }
+	o := l.c.opts
+	return lease.Keeper{
+		Renew: func(ctx context.Context) (bool, error) {
+			return r.Renew(ctx, l.storeKey, l.token, o.Lease, o.TTL)
+		},
+		Interval:  o.RenewInterval,
+		Lease:     o.Lease,
+		Confirmed: l.confirmed,
+		Lost:      l.lost,
+		Logger:    o.Logger.With("key", l.storeKey, "token", l.token),
+	}.Start(ctx, cancel)
 }

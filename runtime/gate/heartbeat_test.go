@@ -15,22 +15,24 @@ import (
 
 func TestHeartbeatKeepsLongBodyAlive(t *testing.T) {
 	s := memgate.New(nil)
-	lease := 100 * time.Millisecond
-	g, err := gate.New(s, &gate.Options{Lease: lease, Heartbeat: 25 * time.Millisecond, WorkDeadline: 10 * time.Second, Logger: quiet})
+	// A 400 ms lease renewed every 100 ms: only a scheduling stall of about
+	// 300 ms (a loaded machine) lets the lease lapse; 100 ms leases did.
+	lease := 400 * time.Millisecond
+	g, err := gate.New(s, &gate.Options{Lease: lease, Heartbeat: lease / 4, WorkDeadline: 10 * time.Second, Logger: quiet})
 	if err != nil {
 		t.Fatal(err)
 	}
 	ctx := context.Background()
 	var contenders, stolen atomic.Int32
 	err = g.Lock(ctx, "long", func(bctx context.Context, _ gate.Claim) error {
-		deadline := time.Now().Add(5 * lease)
+		deadline := time.Now().Add(3 * lease)
 		for time.Now().Before(deadline) {
 			err := g.Lock(ctx, "long", func(context.Context, gate.Claim) error { stolen.Add(1); return nil })
 			if !errors.Is(err, gate.ErrInProgress) {
 				t.Errorf("contender: %v, want ErrInProgress", err)
 			}
 			contenders.Add(1)
-			time.Sleep(lease / 4)
+			time.Sleep(lease / 16)
 		}
 		return bctx.Err()
 	})

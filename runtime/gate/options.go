@@ -1,13 +1,13 @@
 package gate
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"log/slog"
-	"os"
-	"strconv"
 	"time"
 
+	"github.com/oncegate/oncegate/runtime/internal/lease"
 	"github.com/oncegate/oncegate/sizing"
 )
 
@@ -70,8 +70,10 @@ type Options struct {
 	// Heartbeat, when non-zero, renews the lease at this interval while the body
 	// runs; it must be at most a third of Lease (one renewal may fail and the next
 	// may take up to an interval to land, as the sizing model assumes) and needs a
-	// backend that is a Renewer. When a renewal is refused, or none succeeds for a
-	// whole Lease, the body's context is cancelled with a cause matching
+	// backend that is a Renewer. Each renewal is bounded by the time left on the
+	// lease, counted from when the last confirmed one was sent. When a renewal is
+	// refused, or the failed ones leave too little of the Lease for the next
+	// attempt to land, the body's context is cancelled with a cause matching
 	// ErrLeaseLost.
 	Heartbeat time.Duration
 	// Owner names this holder in records. Default "<hostname>/<pid>".
@@ -111,48 +113,37 @@ func (o *Options) withDefaults() (Options, error) {
 	if o != nil {
 		v = *o
 	}
-	for _, d := range []struct {
-		name string
-		val  time.Duration
-	}{{"Lease", v.Lease}, {"TTL", v.TTL}, {"WorkDeadline", v.WorkDeadline}, {"Heartbeat", v.Heartbeat}, {"StoreTimeout", v.StoreTimeout}} {
-		if d.val < 0 {
-			return v, fmt.Errorf("gate.Options.%s: must be zero (default) or positive, got %s", d.name, d.val)
-		}
+	if err := lease.NonNegative("gate.Options", lease.Field{Name: "Lease", Val: v.Lease}, lease.Field{Name: "TTL", Val: v.TTL},
+		lease.Field{Name: "WorkDeadline", Val: v.WorkDeadline}, lease.Field{Name: "Heartbeat", Val: v.Heartbeat}, lease.Field{Name: "StoreTimeout", Val: v.StoreTimeout}); err != nil {
+		return v, err
 	}
-	if v.Lease == 0 {
-		v.Lease = DefaultLease
-	}
+	v.Lease = cmp.Or(v.Lease, DefaultLease)
 	if v.Lease < MinLease {
 		return v, fmt.Errorf("gate.Options.Lease: %s is below the %s floor (gate.MinLease); raise it", v.Lease, MinLease)
 	}
 	if v.Heartbeat != 0 && v.Heartbeat < MinHeartbeat {
 		return v, fmt.Errorf("gate.Options.Heartbeat: %s is below the %s floor (gate.MinHeartbeat); raise it or set 0 for none", v.Heartbeat, MinHeartbeat)
 	}
-	if v.TTL == 0 {
-		v.TTL = DefaultTTL
-	}
+	v.TTL = cmp.Or(v.TTL, DefaultTTL)
 	if v.WorkDeadline == 0 {
 		v.WorkDeadline = DefaultWorkDeadline
 		if v.Heartbeat == 0 && v.Lease < v.WorkDeadline {
 			v.WorkDeadline = v.Lease
 		}
 	}
-	if v.StoreTimeout == 0 {
-		v.StoreTimeout = DefaultStoreTimeout
-	}
+	v.StoreTimeout = cmp.Or(v.StoreTimeout, DefaultStoreTimeout)
 	if v.StoreTimeout < sizing.MinStoreTimeout {
 		return v, fmt.Errorf("gate.Options.StoreTimeout: %s is below %s, too short for a store round trip; raise it or leave zero for the default %s", v.StoreTimeout, sizing.MinStoreTimeout, DefaultStoreTimeout)
 	}
 	if v.Heartbeat == 0 && v.WorkDeadline > v.Lease {
 		return v, fmt.Errorf("gate.Options.WorkDeadline: %s exceeds Lease %s; raise Lease or set Heartbeat (invariant 1)", v.WorkDeadline, v.Lease)
 	}
-	if v.Heartbeat != 0 && v.Heartbeat > v.Lease/3 {
-		return v, fmt.Errorf("gate.Options.Heartbeat: %s must be at most a third of Lease %s (%s); lower it or raise Lease", v.Heartbeat, v.Lease, v.Lease/3)
+	if v.Heartbeat != 0 {
+		if err := lease.Interval("gate.Options", "Heartbeat", v.Heartbeat, v.Lease, 3, "lower it or raise Lease"); err != nil {
+			return v, err
+		}
 	}
-	if v.Owner == "" {
-		host, _ := os.Hostname()
-		v.Owner = host + "/" + strconv.Itoa(os.Getpid())
-	}
+	v.Owner = cmp.Or(v.Owner, lease.DefaultOwner())
 	if v.Codec == nil {
 		v.Codec = jsonCodec{}
 	}

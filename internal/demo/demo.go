@@ -95,13 +95,16 @@ func NewNamespace(now time.Time) string {
 }
 
 // Plan is the demo's scaled-down plan: a 3 s lease renewed every second, a 7 s
-// work deadline and 1 s store phases inside a 10 s ack deadline (claim 1 s +
-// work 7 s + complete 1 s + unknown mark 1 s, invariant 5), 1 s backoff, and
-// the max delivery attempts the sizing model requires for them.
+// work deadline and 2 s store phases inside a 15 s ack deadline (claim 2 s +
+// work 7 s + complete 2 s + unknown mark 2 s, invariant 5), 1 s backoff, and
+// the max delivery attempts the sizing model requires for them. The store
+// phases get the production default, 2 s: three workers share one SQLite file,
+// and with 1 s a loaded machine (the race detector, two cores) let completes
+// time out, leaving records unknown and their redeliveries dead-lettered.
 func Plan() sizing.Plan {
 	p := sizing.Plan{
-		Lease: 3 * time.Second, Heartbeat: time.Second, WorkDeadline: 7 * time.Second, StoreTimeout: time.Second,
-		AckDeadline: 10 * time.Second, MinBackoff: time.Second, MaxBackoff: time.Second,
+		Lease: 3 * time.Second, Heartbeat: time.Second, WorkDeadline: 7 * time.Second, StoreTimeout: 2 * time.Second,
+		AckDeadline: 15 * time.Second, MinBackoff: time.Second, MaxBackoff: time.Second,
 		TTL: 30 * time.Minute, ShutdownGrace: 2 * time.Second,
 	}
 	return p.WithDefaults()

@@ -43,6 +43,17 @@
 // gate options and the push options they imply. A missing or malformed variable
 // is an error naming the variable and the accepted form, on one line.
 //
+// Push token verification is required by default (ONCEGATE_OIDC_AUDIENCE and
+// ONCEGATE_OIDC_SERVICE_ACCOUNT set Config.OIDC). Config.Serve enforces it
+// whatever the handler was built with: it serves the handler behind
+// push.RequireOIDC, so an unauthenticated push is answered 401 or 403 and runs
+// no body. A program that does not use Config.Serve (its own http.Server, a
+// Functions Framework entry point) must wire it itself: build every push
+// handler with Config.PushOptions() (for the CloudEvent adapter, copy its OIDC
+// into cloudevent.Options), or wrap what it serves with
+// push.RequireOIDC(cfg.OIDC, h, logger) when cfg.OIDC is not nil. Nothing else
+// checks the tokens.
+//
 // Backends are found in a registry (Options.Backends, default Backends()), so a
 // program can add its own and tests of the parsing need no servers.
 package gateenv

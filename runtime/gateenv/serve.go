@@ -14,6 +14,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/oncegate/oncegate/runtime/push"
 	"github.com/oncegate/oncegate/sizing"
 )
 
@@ -84,7 +85,12 @@ var ErrDrainTimeout = errors.New("gateenv: in-flight deliveries did not finish w
 // Serve serves h until ctx is done or a signal of opts.Signals (default
 // SIGTERM, os.Interrupt) arrives, with the server timeouts of ServerTimeouts(c.Plan):
 // a stalled body or an idle keep-alive connection is closed before the ack
-// deadline. On the signal it stops accepting connections, waits for in-flight
+// deadline. When c.OIDC is set (the environment requires token verification),
+// h is served behind push.RequireOIDC: every request other than GET, HEAD and
+// OPTIONS must carry the push subscription's token, or it is answered 401/403
+// before h sees it, so a handler built without c.PushOptions() (nil options, or
+// a hand-built push.Options) cannot run a body for an unauthenticated push. On
+// the signal it stops accepting connections, waits for in-flight
 // deliveries up to the plan's shutdown grace (Cloud Run sends SIGKILL 10 s after
 // SIGTERM), then closes the backend (Close). It returns nil after a clean drain,
 // an error wrapping ErrDrainTimeout when deliveries outlived the grace, or the
@@ -110,6 +116,11 @@ func (c *Config) Serve(ctx context.Context, h http.Handler, opts *ServeOptions) 
 	}
 	if o.Logger == nil {
 		o.Logger = slog.Default()
+	}
+	if c.OIDC != nil {
+		if h, err = push.RequireOIDC(c.OIDC, h, o.Logger); err != nil {
+			return fmt.Errorf("gateenv: serve: %w", err)
+		}
 	}
 	ctx, stop := signal.NotifyContext(ctx, o.Signals...)
 	defer stop()

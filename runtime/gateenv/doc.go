@@ -22,8 +22,9 @@
 //	ONCEGATE_OIDC_SERVICE_ACCOUNT the push subscription's service account (required likewise)
 //	ONCEGATE_OIDC_DISABLED        1 serves pushes without verifying tokens (local runs only)
 //
-// A pull worker (NewPull, runtime/pull) reads the same variables (its
-// ONCEGATE_STORE_TIMEOUT also bounds the wait for an ack result) plus:
+// A pull worker (NewPull, runtime/pull) reads the same variables but the
+// ONCEGATE_OIDC_* ones (it serves no push; its ONCEGATE_STORE_TIMEOUT also
+// bounds the wait for an ack result) plus:
 //
 //	ONCEGATE_PULL_SUBSCRIPTION          the subscription id or full name (required)
 //	ONCEGATE_PULL_MAX_EXTENSION         the client's MaxExtension (default 60m; negative: off)

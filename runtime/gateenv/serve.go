@@ -11,6 +11,7 @@ import (
 	"os"
 	"os/signal"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 
@@ -61,7 +62,9 @@ type Timeouts struct {
 	Write time.Duration
 	// Idle bounds an idle keep-alive connection: half the ack deadline.
 	Idle time.Duration
-	// Shutdown bounds the drain after SIGTERM: the plan's shutdown grace.
+	// Shutdown bounds the drain after SIGTERM: the plan's shutdown grace. Past
+	// it connections are closed, but running handlers are still waited for
+	// before the backend closes (see Config.Serve).
 	Shutdown time.Duration
 }
 
@@ -79,7 +82,10 @@ func ServerTimeouts(p sizing.Plan) Timeouts {
 }
 
 // ErrDrainTimeout is returned by Serve when deliveries were still running when
-// the shutdown grace ran out (their claims lapse with their leases).
+// the shutdown grace ran out: their connections were closed (Pub/Sub sees no
+// answer and redelivers after the ack deadline), but Serve waited for their
+// handlers to return before closing the backend, so work that finished was
+// recorded done and the redelivery is a duplicate.
 var ErrDrainTimeout = errors.New("gateenv: in-flight deliveries did not finish within the shutdown grace")
 
 // Serve serves h until ctx is done or a signal of opts.Signals (default
@@ -92,9 +98,17 @@ var ErrDrainTimeout = errors.New("gateenv: in-flight deliveries did not finish w
 // a hand-built push.Options) cannot run a body for an unauthenticated push. On
 // the signal it stops accepting connections, waits for in-flight
 // deliveries up to the plan's shutdown grace (Cloud Run sends SIGKILL 10 s after
-// SIGTERM), then closes the backend (Close). It returns nil after a clean drain,
-// an error wrapping ErrDrainTimeout when deliveries outlived the grace, or the
-// listen or serve error; the backend is closed in every case.
+// SIGTERM), then closes the backend (Close). When the grace runs out first it
+// closes every connection but still waits for the running handlers to return
+// before closing the backend: a body that finishes after the grace records its
+// done state instead of failing on a closed store (and being run again on the
+// redelivery). That wait is bounded by the handlers themselves, a push or
+// CloudEvent handler's by the plan's time budget (claim, work deadline,
+// complete and unknown mark, each store phase bounded by the store timeout);
+// a handler of your own that never returns keeps Serve from returning. It
+// returns nil after a clean drain, an error wrapping ErrDrainTimeout when
+// deliveries outlived the grace, or the listen or serve error; the backend is
+// closed in every case, after the last handler returned.
 func (c *Config) Serve(ctx context.Context, h http.Handler, opts *ServeOptions) (err error) {
 	defer func() {
 		if cerr := c.Close(); cerr != nil {
@@ -139,8 +153,10 @@ func (c *Config) Serve(ctx context.Context, h http.Handler, opts *ServeOptions) 
 		}
 	}
 	t := ServerTimeouts(c.Plan)
+	running := newInflight()
+	defer running.wait() // deferred after c.Close, so it runs first
 	srv := &http.Server{
-		Handler:           bodyDeadline(h, t.ReadBody),
+		Handler:           running.track(bodyDeadline(h, t.ReadBody)),
 		ReadHeaderTimeout: t.ReadHeader,
 		WriteTimeout:      t.Write,
 		IdleTimeout:       t.Idle,
@@ -159,6 +175,8 @@ func (c *Config) Serve(ctx context.Context, h http.Handler, opts *ServeOptions) 
 	defer cancel()
 	if err := srv.Shutdown(sctx); err != nil {
 		_ = srv.Close()
+		o.Logger.Warn("oncegate: shutdown grace over; connections closed, waiting for running handlers before closing the backend",
+			"grace", t.Shutdown, "handlers", running.count())
 		return fmt.Errorf("%w (%s): %w", ErrDrainTimeout, t.Shutdown, err)
 	}
 	o.Logger.Info("oncegate: drained and stopped")
@@ -191,4 +209,49 @@ func (b *deadlineBody) Read(p []byte) (int, error) {
 		_ = b.rc.SetReadDeadline(time.Time{})
 	}
 	return n, err
+}
+
+// inflight counts the handlers running, so Serve can wait for them after the
+// server closed their connections (http.Server.Close does not wait).
+type inflight struct {
+	mu   sync.Mutex
+	n    int
+	idle *sync.Cond
+}
+
+func newInflight() *inflight {
+	f := &inflight{}
+	f.idle = sync.NewCond(&f.mu)
+	return f
+}
+
+func (f *inflight) track(h http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		f.mu.Lock()
+		f.n++
+		f.mu.Unlock()
+		defer func() {
+			f.mu.Lock()
+			if f.n--; f.n == 0 {
+				f.idle.Broadcast()
+			}
+			f.mu.Unlock()
+		}()
+		h.ServeHTTP(w, r)
+	})
+}
+
+func (f *inflight) count() int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.n
+}
+
+// wait returns once no handler runs.
+func (f *inflight) wait() {
+	f.mu.Lock()
+	for f.n > 0 {
+		f.idle.Wait()
+	}
+	f.mu.Unlock()
 }

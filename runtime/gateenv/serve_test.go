@@ -197,26 +197,40 @@ func TestServeDrainsOnSIGTERM(t *testing.T) {
 	}
 }
 
-// TestServeDrainTimeout: a delivery outliving the shutdown grace makes Serve
-// return ErrDrainTimeout, and the backend is still closed.
+// TestServeDrainTimeout: a delivery outliving the shutdown grace gets its
+// connection closed, but Serve waits for its handler before closing the
+// backend, then returns ErrDrainTimeout.
 func TestServeDrainTimeout(t *testing.T) {
 	entered, release := make(chan struct{}), make(chan struct{})
-	defer close(release)
 	h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		close(entered)
 		<-release
 	})
 	ctx, cancel := context.WithCancel(context.Background())
 	addr, done, f := serving(t, ctx, h, syscall.SIGUSR2)
+	answered := make(chan error, 1)
 	go func() {
-		if resp, err := http.Post("http://"+addr+"/", "application/json", strings.NewReader("{}")); err == nil {
+		resp, err := http.Post("http://"+addr+"/", "application/json", strings.NewReader("{}"))
+		if err == nil {
 			_ = resp.Body.Close()
 		}
+		answered <- err
 	}()
 	<-entered
 	cancel()
-	err := <-done
-	if !errors.Is(err, gateenv.ErrDrainTimeout) {
+	if err := <-answered; err == nil {
+		t.Fatal("the delivery was answered; want its connection closed when the grace ran out")
+	}
+	select {
+	case err := <-done:
+		t.Fatalf("Serve returned %v while a handler still ran", err)
+	default:
+	}
+	if f.closed != 0 {
+		t.Fatal("backend closed while a handler still ran")
+	}
+	close(release)
+	if err := <-done; !errors.Is(err, gateenv.ErrDrainTimeout) {
 		t.Fatalf("Serve = %v, want ErrDrainTimeout", err)
 	}
 	if f.closed != 1 {

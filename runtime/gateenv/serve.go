@@ -37,8 +37,10 @@ type ServeOptions struct {
 	Listener net.Listener
 	// Getenv reads PORT. Default os.Getenv.
 	Getenv func(string) string
-	// Signals end serving, as ctx does. Default SIGTERM (Cloud Run's shutdown
-	// signal) and os.Interrupt (Ctrl-C).
+	// Signals end serving, as ctx does. Nil or empty means the default,
+	// SIGTERM (Cloud Run's shutdown signal) and os.Interrupt (Ctrl-C): an empty
+	// list is not "no signals" (signal.NotifyContext would then relay every
+	// signal, and a SIGWINCH or SIGCHLD would stop the server).
 	Signals []os.Signal
 	// Logger receives the start and stop lines. Default: the gate's logger.
 	Logger *slog.Logger
@@ -122,7 +124,7 @@ func (c *Config) Serve(ctx context.Context, h http.Handler, opts *ServeOptions) 
 	if o.Getenv == nil {
 		o.Getenv = os.Getenv
 	}
-	if o.Signals == nil {
+	if len(o.Signals) == 0 {
 		o.Signals = []os.Signal{syscall.SIGTERM, os.Interrupt}
 	}
 	if o.Logger == nil {

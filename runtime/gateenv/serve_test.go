@@ -237,3 +237,37 @@ func TestServeDrainTimeout(t *testing.T) {
 		t.Fatalf("backend closed %d times, want 1", f.closed)
 	}
 }
+
+// TestServeEmptySignalsMeansDefault is the regression test of
+// Signals: []os.Signal{}, which signal.NotifyContext reads as every signal: a
+// SIGWINCH must not stop Serve, and the default os.Interrupt must.
+func TestServeEmptySignalsMeansDefault(t *testing.T) {
+	addr, done, _ := serving(t, context.Background(), readBody(0), []os.Signal{}...)
+	post := func() error {
+		resp, err := http.Post("http://"+addr+"/", "application/json", strings.NewReader("{}"))
+		if err != nil {
+			return err
+		}
+		return resp.Body.Close()
+	}
+	if err := post(); err != nil {
+		t.Fatal(err)
+	}
+	if err := syscall.Kill(os.Getpid(), syscall.SIGWINCH); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case err := <-done:
+		t.Fatalf("Serve returned %v on SIGWINCH", err)
+	case <-time.After(300 * time.Millisecond):
+	}
+	if err := post(); err != nil {
+		t.Fatalf("not serving after SIGWINCH: %v", err)
+	}
+	if err := syscall.Kill(os.Getpid(), syscall.SIGINT); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-done; err != nil {
+		t.Fatalf("Serve = %v after os.Interrupt, want nil", err)
+	}
+}

@@ -15,7 +15,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/oncegate/oncegate/runtime/gate"
 	"github.com/oncegate/oncegate/runtime/gateenv"
+	"github.com/oncegate/oncegate/runtime/push"
 	"github.com/oncegate/oncegate/sizing"
 )
 
@@ -269,5 +271,38 @@ func TestServeEmptySignalsMeansDefault(t *testing.T) {
 	}
 	if err := <-done; err != nil {
 		t.Fatalf("Serve = %v after os.Interrupt, want nil", err)
+	}
+}
+
+// TestServeStalledPushBodyIsANack: a push whose body stalls past Serve's read
+// deadline is answered 503 "read-failed" (a nack, redelivered), not 400
+// "malformed" (dead-lettered), and runs nothing.
+func TestServeStalledPushBodyIsANack(t *testing.T) {
+	ran := false
+	h, err := push.NewHandler(nil, func(context.Context, *push.Message, gate.Claim) error { ran = true; return nil },
+		&push.Options{Disabled: true, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	t.Cleanup(cancel)
+	addr, _, _ := serving(t, ctx, h, syscall.SIGUSR2)
+	conn, err := net.Dial("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	const stalled = "POST / HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{\"message\":"
+	if _, err := io.WriteString(conn, stalled); err != nil {
+		t.Fatal(err)
+	}
+	_ = conn.SetReadDeadline(time.Now().Add(servePlan.AckDeadline + 5*time.Second))
+	resp, err := http.ReadResponse(bufio.NewReader(conn), nil)
+	if err != nil {
+		t.Fatalf("no answer: %v", err)
+	}
+	_ = resp.Body.Close()
+	if resp.StatusCode != http.StatusServiceUnavailable || resp.Header.Get(push.HeaderOutcome) != push.OutcomeReadFailed || ran {
+		t.Fatalf("status %d outcome %q ran=%v; want 503 %q and no run", resp.StatusCode, resp.Header.Get(push.HeaderOutcome), ran, push.OutcomeReadFailed)
 	}
 }

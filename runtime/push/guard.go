@@ -195,7 +195,10 @@ func (gd *Guard) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			gd.refuse(w, r, http.StatusRequestEntityTooLarge, OutcomeTooLarge, err)
 			return
 		}
-		gd.refuse(w, r, http.StatusBadRequest, OutcomeMalformed, err)
+		// A read deadline, a dropped connection or a truncated body says
+		// nothing about the envelope: a nack the retry policy redelivers, not a
+		// 400 that would walk the message to the dead-letter topic.
+		gd.refuse(w, r, http.StatusServiceUnavailable, OutcomeReadFailed, err)
 		return
 	}
 	d, err := gd.parse(r, body)
@@ -279,7 +282,8 @@ func RequireOIDC(c *OIDCConfig, h http.Handler, logger *slog.Logger) (http.Handl
 var errBusy = errors.New("too many request bodies being read")
 
 // readBody reads at most MaxBodyBytes; a longer body, declared or sent, is
-// ErrTooLarge. It holds one of MaxConcurrentReads slots while it reads (errBusy
+// ErrTooLarge, and any other failure to read it (a read deadline, a broken
+// connection) is returned wrapped, for a 503 "read-failed". It holds one of MaxConcurrentReads slots while it reads (errBusy
 // when the request ends first), and its buffer grows with the bytes received:
 // the declared Content-Length is a claim of the sender, so it sizes nothing.
 func (gd *Guard) readBody(w http.ResponseWriter, r *http.Request) ([]byte, error) {

@@ -44,9 +44,13 @@ func owned(name string) bool {
 	return slices.Contains(contractNames, name) || slices.Contains(planEnvNames(sizing.Plan{}), name)
 }
 
-// envDisabled turns the gateway off (every delivery runs unguarded); a
-// deployed service never sets it.
-const envDisabled = "ONCEGATE_DISABLED"
+// envDisabled turns the gateway off (every delivery runs unguarded), and
+// envOIDCDisabled turns push token checks off (anyone who can reach the URL
+// can push); a deployed service never sets either: they are for local runs.
+const (
+	envDisabled     = "ONCEGATE_DISABLED"
+	envOIDCDisabled = "ONCEGATE_OIDC_DISABLED"
+)
 
 // planEnvNames lists every variable p.Env writes: sizing.EnvNames first, in
 // their order, then any other (sorted), so the whole of the plan reaches the
@@ -74,6 +78,8 @@ func validEnv[V any](field string, extra map[string]V) error {
 			return fmt.Errorf("%s %s: the configuration contract sets it from the plan and the backend; remove it", field, k)
 		case k == envDisabled:
 			return fmt.Errorf("%s %s: it runs every delivery unguarded (handler unit tests only); remove it", field, k)
+		case k == envOIDCDisabled:
+			return fmt.Errorf("%s %s: it turns off the push token check, so anyone who can reach the service could push (local runs only); remove it", field, k)
 		case k == "" || strings.ContainsAny(k, "= \t\n") || k == "PORT" || strings.HasPrefix(k, "X_GOOGLE_") || k == "K_SERVICE" || k == "K_REVISION" || k == "K_CONFIGURATION":
 			return fmt.Errorf("%s %q: Cloud Run reserves or refuses this name; rename it", field, k)
 		}

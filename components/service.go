@@ -66,7 +66,8 @@ type ServiceArgs struct {
 	// health checks", https://cloud.google.com/run/docs/configuring/healthchecks
 	HealthPath string
 	// Env holds extra variables, e.g. SUPPLIER_URL. It may not set a
-	// variable of the configuration contract.
+	// variable of the configuration contract, nor ONCEGATE_DISABLED or
+	// ONCEGATE_OIDC_DISABLED (local runs only): either is an error naming it.
 	Env map[string]pulumi.StringInput
 	// SecretEnv holds extra variables read from Secret Manager, e.g. the
 	// supplier's credentials; the runtime account is granted

@@ -315,6 +315,11 @@ func TestServiceRefuses(t *testing.T) {
 		{"env overrides the backend", func(a *ServiceArgs) { a.Env["ONCEGATE_BACKEND"] = pulumi.String("redis") }, "Env ONCEGATE_BACKEND"},
 		{"env overrides the OIDC audience", func(a *ServiceArgs) { a.Env["ONCEGATE_OIDC_AUDIENCE"] = pulumi.String("x") }, "Env ONCEGATE_OIDC_AUDIENCE"},
 		{"env disables the gate", func(a *ServiceArgs) { a.Env["ONCEGATE_DISABLED"] = pulumi.String("1") }, "unguarded"},
+		{"env disables token checks", func(a *ServiceArgs) { a.Env["ONCEGATE_OIDC_DISABLED"] = pulumi.String("1") },
+			"Env ONCEGATE_OIDC_DISABLED: it turns off the push token check"},
+		{"secret env disables token checks", func(a *ServiceArgs) {
+			a.SecretEnv = map[string]SecretRef{"ONCEGATE_OIDC_DISABLED": {Secret: pulumi.String("s")}}
+		}, "SecretEnv ONCEGATE_OIDC_DISABLED: it turns off the push token check"},
 		{"secret env overrides the DSN", func(a *ServiceArgs) {
 			a.SecretEnv = map[string]SecretRef{"ONCEGATE_SQL_DSN": {Secret: pulumi.String("s")}}
 		}, "SecretEnv ONCEGATE_SQL_DSN"},

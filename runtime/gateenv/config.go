@@ -61,7 +61,8 @@ type Config struct {
 	Disabled bool
 	// OIDC verifies every push's token before any claim
 	// (ONCEGATE_OIDC_AUDIENCE, ONCEGATE_OIDC_SERVICE_ACCOUNT); nil only with
-	// ONCEGATE_OIDC_DISABLED=1 or Options.NoPush.
+	// ONCEGATE_OIDC_DISABLED=1 or Options.NoPush. Serve enforces it; a program
+	// serving otherwise must pass it on (PushOptions, or push.RequireOIDC).
 	OIDC  *push.OIDCConfig
 	close func() error
 }
@@ -131,7 +132,7 @@ func New(ctx context.Context, opts *Options) (*Config, error) {
 	}}
 	o.Logger.Info("oncegate: configured from the environment", "backend", name, "namespace", ns,
 		"lease", plan.Lease, "ttl", plan.TTL, "heartbeat", plan.Heartbeat, "work_deadline", plan.WorkDeadline,
-		"store_timeout", plan.StoreTimeout, "max_delivery_attempts", plan.MaxDeliveryAttempts, "oidc_verified", oidc != nil)
+		"store_timeout", plan.StoreTimeout, "max_delivery_attempts", plan.MaxDeliveryAttempts, "oidc_required", oidc != nil)
 	return c, nil
 }
 

@@ -22,8 +22,9 @@
 //	ONCEGATE_OIDC_SERVICE_ACCOUNT the push subscription's service account (required likewise)
 //	ONCEGATE_OIDC_DISABLED        1 serves pushes without verifying tokens (local runs only)
 //
-// A pull worker (NewPull, runtime/pull) reads the same variables (its
-// ONCEGATE_STORE_TIMEOUT also bounds the wait for an ack result) plus:
+// A pull worker (NewPull, runtime/pull) reads the same variables but the
+// ONCEGATE_OIDC_* ones (it serves no push; its ONCEGATE_STORE_TIMEOUT also
+// bounds the wait for an ack result) plus:
 //
 //	ONCEGATE_PULL_SUBSCRIPTION          the subscription id or full name (required)
 //	ONCEGATE_PULL_MAX_EXTENSION         the client's MaxExtension (default 60m; negative: off)
@@ -42,6 +43,17 @@
 // change and the value to use), opens the backend and returns a Config holding the backend, the
 // gate options and the push options they imply. A missing or malformed variable
 // is an error naming the variable and the accepted form, on one line.
+//
+// Push token verification is required by default (ONCEGATE_OIDC_AUDIENCE and
+// ONCEGATE_OIDC_SERVICE_ACCOUNT set Config.OIDC). Config.Serve enforces it
+// whatever the handler was built with: it serves the handler behind
+// push.RequireOIDC, so an unauthenticated push is answered 401 or 403 and runs
+// no body. A program that does not use Config.Serve (its own http.Server, a
+// Functions Framework entry point) must wire it itself: build every push
+// handler with Config.PushOptions() (for the CloudEvent adapter, copy its OIDC
+// into cloudevent.Options), or wrap what it serves with
+// push.RequireOIDC(cfg.OIDC, h, logger) when cfg.OIDC is not nil. Nothing else
+// checks the tokens.
 //
 // Backends are found in a registry (Options.Backends, default Backends()), so a
 // program can add its own and tests of the parsing need no servers.

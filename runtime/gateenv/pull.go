@@ -44,7 +44,9 @@ type PullConfig struct {
 // shutdown grace, a TTL under the redelivery horizon) stops start-up with one
 // line naming each variable and the fix (matching sizing.ErrUnsafePlan).
 // ONCEGATE_PULL_SUBSCRIPTION is required. ONCEGATE_DISABLED=1 is refused: pull
-// has no pass-through mode.
+// has no pass-through mode. The push OIDC variables are neither read nor
+// required (Options.NoPush is implied): a pull worker serves no push request,
+// and the result's OIDC is nil.
 func NewPull(ctx context.Context, opts *Options) (*PullConfig, error) {
 	var o Options
 	if opts != nil {
@@ -54,6 +56,7 @@ func NewPull(ctx context.Context, opts *Options) (*PullConfig, error) {
 	if getenv == nil {
 		getenv = os.Getenv
 	}
+	o.NoPush = true // a pull worker answers no push request: no OIDC variables
 	var pp sizing.PullPlan
 	o.readPlan = func(get func(string) string) (sizing.Plan, error) {
 		var err error

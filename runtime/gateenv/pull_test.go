@@ -32,11 +32,18 @@ func newPull(t *testing.T, e env) (*gateenv.PullConfig, error) {
 
 // TestNewPull: the pull plan's numbers reach the gate, the client settings and
 // the Receiver options; an ack deadline under the work deadline, refused for
-// push, is fine for pull since the client extends it.
+// push, is fine for pull since the client extends it. The push OIDC variables
+// are not required (validPull sets none), nor read when set.
 func TestNewPull(t *testing.T) {
 	c, err := newPull(t, validPull)
 	if err != nil {
 		t.Fatal(err)
+	}
+	if c.OIDC != nil {
+		t.Errorf("OIDC = %+v, want nil for a pull worker", c.OIDC)
+	}
+	if c, err := newPull(t, validPull.with(gateenv.EnvOIDCAudience, "https://x/", gateenv.EnvOIDCDisabled, "1")); err != nil || c.OIDC != nil {
+		t.Errorf("pull worker with push OIDC variables (even contradictory ones): %v, OIDC %v; want them ignored", err, c)
 	}
 	s := c.ReceiveSettings()
 	o := c.PullOptions()

@@ -11,9 +11,11 @@ import (
 	"os"
 	"os/signal"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 
+	"github.com/oncegate/oncegate/runtime/push"
 	"github.com/oncegate/oncegate/sizing"
 )
 
@@ -35,8 +37,10 @@ type ServeOptions struct {
 	Listener net.Listener
 	// Getenv reads PORT. Default os.Getenv.
 	Getenv func(string) string
-	// Signals end serving, as ctx does. Default SIGTERM (Cloud Run's shutdown
-	// signal) and os.Interrupt (Ctrl-C).
+	// Signals end serving, as ctx does. Nil or empty means the default,
+	// SIGTERM (Cloud Run's shutdown signal) and os.Interrupt (Ctrl-C): an empty
+	// list is not "no signals" (signal.NotifyContext would then relay every
+	// signal, and a SIGWINCH or SIGCHLD would stop the server).
 	Signals []os.Signal
 	// Logger receives the start and stop lines. Default: the gate's logger.
 	Logger *slog.Logger
@@ -60,7 +64,9 @@ type Timeouts struct {
 	Write time.Duration
 	// Idle bounds an idle keep-alive connection: half the ack deadline.
 	Idle time.Duration
-	// Shutdown bounds the drain after SIGTERM: the plan's shutdown grace.
+	// Shutdown bounds the drain after SIGTERM: the plan's shutdown grace. Past
+	// it connections are closed, but running handlers are still waited for
+	// before the backend closes (see Config.Serve).
 	Shutdown time.Duration
 }
 
@@ -78,17 +84,33 @@ func ServerTimeouts(p sizing.Plan) Timeouts {
 }
 
 // ErrDrainTimeout is returned by Serve when deliveries were still running when
-// the shutdown grace ran out (their claims lapse with their leases).
+// the shutdown grace ran out: their connections were closed (Pub/Sub sees no
+// answer and redelivers after the ack deadline), but Serve waited for their
+// handlers to return before closing the backend, so work that finished was
+// recorded done and the redelivery is a duplicate.
 var ErrDrainTimeout = errors.New("gateenv: in-flight deliveries did not finish within the shutdown grace")
 
 // Serve serves h until ctx is done or a signal of opts.Signals (default
 // SIGTERM, os.Interrupt) arrives, with the server timeouts of ServerTimeouts(c.Plan):
 // a stalled body or an idle keep-alive connection is closed before the ack
-// deadline. On the signal it stops accepting connections, waits for in-flight
+// deadline. When c.OIDC is set (the environment requires token verification),
+// h is served behind push.RequireOIDC: every request other than GET, HEAD and
+// OPTIONS must carry the push subscription's token, or it is answered 401/403
+// before h sees it, so a handler built without c.PushOptions() (nil options, or
+// a hand-built push.Options) cannot run a body for an unauthenticated push. On
+// the signal it stops accepting connections, waits for in-flight
 // deliveries up to the plan's shutdown grace (Cloud Run sends SIGKILL 10 s after
-// SIGTERM), then closes the backend (Close). It returns nil after a clean drain,
-// an error wrapping ErrDrainTimeout when deliveries outlived the grace, or the
-// listen or serve error; the backend is closed in every case.
+// SIGTERM), then closes the backend (Close). When the grace runs out first it
+// closes every connection but still waits for the running handlers to return
+// before closing the backend: a body that finishes after the grace records its
+// done state instead of failing on a closed store (and being run again on the
+// redelivery). That wait is bounded by the handlers themselves, a push or
+// CloudEvent handler's by the plan's time budget (claim, work deadline,
+// complete and unknown mark, each store phase bounded by the store timeout);
+// a handler of your own that never returns keeps Serve from returning. It
+// returns nil after a clean drain, an error wrapping ErrDrainTimeout when
+// deliveries outlived the grace, or the listen or serve error; the backend is
+// closed in every case, after the last handler returned.
 func (c *Config) Serve(ctx context.Context, h http.Handler, opts *ServeOptions) (err error) {
 	defer func() {
 		if cerr := c.Close(); cerr != nil {
@@ -102,7 +124,7 @@ func (c *Config) Serve(ctx context.Context, h http.Handler, opts *ServeOptions) 
 	if o.Getenv == nil {
 		o.Getenv = os.Getenv
 	}
-	if o.Signals == nil {
+	if len(o.Signals) == 0 {
 		o.Signals = []os.Signal{syscall.SIGTERM, os.Interrupt}
 	}
 	if o.Logger == nil {
@@ -110,6 +132,11 @@ func (c *Config) Serve(ctx context.Context, h http.Handler, opts *ServeOptions) 
 	}
 	if o.Logger == nil {
 		o.Logger = slog.Default()
+	}
+	if c.OIDC != nil {
+		if h, err = push.RequireOIDC(c.OIDC, h, o.Logger); err != nil {
+			return fmt.Errorf("gateenv: serve: %w", err)
+		}
 	}
 	ctx, stop := signal.NotifyContext(ctx, o.Signals...)
 	defer stop()
@@ -128,8 +155,10 @@ func (c *Config) Serve(ctx context.Context, h http.Handler, opts *ServeOptions) 
 		}
 	}
 	t := ServerTimeouts(c.Plan)
+	running := newInflight()
+	defer running.wait() // deferred after c.Close, so it runs first
 	srv := &http.Server{
-		Handler:           bodyDeadline(h, t.ReadBody),
+		Handler:           running.track(bodyDeadline(h, t.ReadBody)),
 		ReadHeaderTimeout: t.ReadHeader,
 		WriteTimeout:      t.Write,
 		IdleTimeout:       t.Idle,
@@ -148,6 +177,8 @@ func (c *Config) Serve(ctx context.Context, h http.Handler, opts *ServeOptions) 
 	defer cancel()
 	if err := srv.Shutdown(sctx); err != nil {
 		_ = srv.Close()
+		o.Logger.Warn("oncegate: shutdown grace over; connections closed, waiting for running handlers before closing the backend",
+			"grace", t.Shutdown, "handlers", running.count())
 		return fmt.Errorf("%w (%s): %w", ErrDrainTimeout, t.Shutdown, err)
 	}
 	o.Logger.Info("oncegate: drained and stopped")
@@ -180,4 +211,49 @@ func (b *deadlineBody) Read(p []byte) (int, error) {
 		_ = b.rc.SetReadDeadline(time.Time{})
 	}
 	return n, err
+}
+
+// inflight counts the handlers running, so Serve can wait for them after the
+// server closed their connections (http.Server.Close does not wait).
+type inflight struct {
+	mu   sync.Mutex
+	n    int
+	idle *sync.Cond
+}
+
+func newInflight() *inflight {
+	f := &inflight{}
+	f.idle = sync.NewCond(&f.mu)
+	return f
+}
+
+func (f *inflight) track(h http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		f.mu.Lock()
+		f.n++
+		f.mu.Unlock()
+		defer func() {
+			f.mu.Lock()
+			if f.n--; f.n == 0 {
+				f.idle.Broadcast()
+			}
+			f.mu.Unlock()
+		}()
+		h.ServeHTTP(w, r)
+	})
+}
+
+func (f *inflight) count() int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.n
+}
+
+// wait returns once no handler runs.
+func (f *inflight) wait() {
+	f.mu.Lock()
+	for f.n > 0 {
+		f.idle.Wait()
+	}
+	f.mu.Unlock()
 }

@@ -15,12 +15,14 @@ import (
 	"testing"
 	"time"
 
+	"github.com/oncegate/oncegate/runtime/gate"
 	"github.com/oncegate/oncegate/runtime/gateenv"
+	"github.com/oncegate/oncegate/runtime/push"
 	"github.com/oncegate/oncegate/sizing"
 )
 
 // servePlan is a safe plan with the shortest ack deadline Pub/Sub allows (10 s).
-var servePlan = sizing.Plan{Lease: 3 * time.Second, Heartbeat: time.Second, WorkDeadline: 10 * time.Second,
+var servePlan = sizing.Plan{Lease: 3 * time.Second, Heartbeat: time.Second, WorkDeadline: 4 * time.Second,
 	AckDeadline: 10 * time.Second, MinBackoff: time.Second, MaxBackoff: time.Second, ShutdownGrace: 2 * time.Second}
 
 func TestServerTimeouts(t *testing.T) {
@@ -52,7 +54,7 @@ func TestServerTimeouts(t *testing.T) {
 // backend; it returns the address, Serve's result and the opener.
 func serving(t *testing.T, ctx context.Context, h http.Handler, sigs ...os.Signal) (string, <-chan error, *fakeOpener) {
 	t.Helper()
-	e := env{"ONCEGATE_BACKEND": "fake", "ONCEGATE_NAMESPACE": "orders"}
+	e := env{"ONCEGATE_BACKEND": "fake", "ONCEGATE_NAMESPACE": "orders", "ONCEGATE_OIDC_DISABLED": "1"}
 	for k, v := range servePlan.Env() {
 		e[k] = v
 	}
@@ -197,29 +199,110 @@ func TestServeDrainsOnSIGTERM(t *testing.T) {
 	}
 }
 
-// TestServeDrainTimeout: a delivery outliving the shutdown grace makes Serve
-// return ErrDrainTimeout, and the backend is still closed.
+// TestServeDrainTimeout: a delivery outliving the shutdown grace gets its
+// connection closed, but Serve waits for its handler before closing the
+// backend, then returns ErrDrainTimeout.
 func TestServeDrainTimeout(t *testing.T) {
 	entered, release := make(chan struct{}), make(chan struct{})
-	defer close(release)
 	h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		close(entered)
 		<-release
 	})
 	ctx, cancel := context.WithCancel(context.Background())
 	addr, done, f := serving(t, ctx, h, syscall.SIGUSR2)
+	answered := make(chan error, 1)
 	go func() {
-		if resp, err := http.Post("http://"+addr+"/", "application/json", strings.NewReader("{}")); err == nil {
+		resp, err := http.Post("http://"+addr+"/", "application/json", strings.NewReader("{}"))
+		if err == nil {
 			_ = resp.Body.Close()
 		}
+		answered <- err
 	}()
 	<-entered
 	cancel()
-	err := <-done
-	if !errors.Is(err, gateenv.ErrDrainTimeout) {
+	if err := <-answered; err == nil {
+		t.Fatal("the delivery was answered; want its connection closed when the grace ran out")
+	}
+	select {
+	case err := <-done:
+		t.Fatalf("Serve returned %v while a handler still ran", err)
+	default:
+	}
+	if f.closed != 0 {
+		t.Fatal("backend closed while a handler still ran")
+	}
+	close(release)
+	if err := <-done; !errors.Is(err, gateenv.ErrDrainTimeout) {
 		t.Fatalf("Serve = %v, want ErrDrainTimeout", err)
 	}
 	if f.closed != 1 {
 		t.Fatalf("backend closed %d times, want 1", f.closed)
+	}
+}
+
+// TestServeEmptySignalsMeansDefault is the regression test of
+// Signals: []os.Signal{}, which signal.NotifyContext reads as every signal: a
+// SIGWINCH must not stop Serve, and the default os.Interrupt must.
+func TestServeEmptySignalsMeansDefault(t *testing.T) {
+	addr, done, _ := serving(t, context.Background(), readBody(0), []os.Signal{}...)
+	post := func() error {
+		resp, err := http.Post("http://"+addr+"/", "application/json", strings.NewReader("{}"))
+		if err != nil {
+			return err
+		}
+		return resp.Body.Close()
+	}
+	if err := post(); err != nil {
+		t.Fatal(err)
+	}
+	if err := syscall.Kill(os.Getpid(), syscall.SIGWINCH); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case err := <-done:
+		t.Fatalf("Serve returned %v on SIGWINCH", err)
+	case <-time.After(300 * time.Millisecond):
+	}
+	if err := post(); err != nil {
+		t.Fatalf("not serving after SIGWINCH: %v", err)
+	}
+	if err := syscall.Kill(os.Getpid(), syscall.SIGINT); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-done; err != nil {
+		t.Fatalf("Serve = %v after os.Interrupt, want nil", err)
+	}
+}
+
+// TestServeStalledPushBodyIsANack: a push whose body stalls past Serve's read
+// deadline is answered 503 "read-failed" (a nack, redelivered), not 400
+// "malformed" (dead-lettered), and runs nothing.
+func TestServeStalledPushBodyIsANack(t *testing.T) {
+	ran := false
+	h, err := push.NewHandler(nil, func(context.Context, *push.Message, gate.Claim) error { ran = true; return nil },
+		&push.Options{Disabled: true, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	t.Cleanup(cancel)
+	addr, _, _ := serving(t, ctx, h, syscall.SIGUSR2)
+	conn, err := net.Dial("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	const stalled = "POST / HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{\"message\":"
+	if _, err := io.WriteString(conn, stalled); err != nil {
+		t.Fatal(err)
+	}
+	_ = conn.SetReadDeadline(time.Now().Add(servePlan.AckDeadline + 5*time.Second))
+	resp, err := http.ReadResponse(bufio.NewReader(conn), nil)
+	if err != nil {
+		t.Fatalf("no answer: %v", err)
+	}
+	_ = resp.Body.Close()
+	if resp.StatusCode != http.StatusServiceUnavailable || resp.Header.Get(push.HeaderOutcome) != push.OutcomeReadFailed || ran {
+		t.Fatalf("status %d outcome %q ran=%v; want 503 %q and no run", resp.StatusCode, resp.Header.Get(push.HeaderOutcome), ran, push.OutcomeReadFailed)
 	}
 }

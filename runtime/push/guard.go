@@ -182,16 +182,8 @@ func (gd *Guard) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		gd.refuse(w, r, http.StatusMethodNotAllowed, OutcomeBadMethod, fmt.Errorf("method %s", r.Method))
 		return
 	}
-	if gd.o.OIDC != nil {
-		if err := gd.o.OIDC.Verify(r.Context(), r.Header.Get("Authorization")); err != nil {
-			if errors.Is(err, ErrForbidden) {
-				gd.refuse(w, r, http.StatusForbidden, OutcomeForbidden, err)
-				return
-			}
-			w.Header().Set("WWW-Authenticate", `Bearer error="invalid_token"`)
-			gd.refuse(w, r, http.StatusUnauthorized, OutcomeUnauthenticated, err)
-			return
-		}
+	if !gd.verify(w, r) {
+		return
 	}
 	body, err := gd.readBody(w, r)
 	if err != nil {
@@ -203,7 +195,10 @@ func (gd *Guard) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			gd.refuse(w, r, http.StatusRequestEntityTooLarge, OutcomeTooLarge, err)
 			return
 		}
-		gd.refuse(w, r, http.StatusBadRequest, OutcomeMalformed, err)
+		// A read deadline, a dropped connection or a truncated body says
+		// nothing about the envelope: a nack the retry policy redelivers, not a
+		// 400 that would walk the message to the dead-letter topic.
+		gd.refuse(w, r, http.StatusServiceUnavailable, OutcomeReadFailed, err)
 		return
 	}
 	d, err := gd.parse(r, body)
@@ -218,10 +213,77 @@ func (gd *Guard) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	gd.serve(w, r, d)
 }
 
+// verify checks the request's OIDC token when the Guard has an OIDCConfig and
+// answers 401 or 403 when it fails; it reports whether the request may go on.
+func (gd *Guard) verify(w http.ResponseWriter, r *http.Request) bool {
+	if gd.o.OIDC == nil {
+		return true
+	}
+	err := gd.o.OIDC.Verify(r.Context(), r.Header.Get("Authorization"))
+	switch {
+	case err == nil:
+		return true
+	case errors.Is(err, ErrForbidden):
+		gd.refuse(w, r, http.StatusForbidden, OutcomeForbidden, err)
+	default:
+		w.Header().Set("WWW-Authenticate", `Bearer error="invalid_token"`)
+		gd.refuse(w, r, http.StatusUnauthorized, OutcomeUnauthenticated, err)
+	}
+	return false
+}
+
+// RequireOIDC returns h behind c's token check, for a server that must verify
+// every push whatever options the handlers it routes to were built with
+// (gateenv's Config.Serve wraps what it serves with it). A request whose method
+// is not GET, HEAD or OPTIONS must carry a valid token, checked as a Guard
+// checks it (OIDCConfig.Verify): otherwise it is answered 401 (outcome
+// "unauthenticated", with a WWW-Authenticate header) or 403 ("forbidden"), both
+// nacks, and never reaches h. GET, HEAD and OPTIONS pass unchecked: no push
+// uses them (Pub/Sub pushes are POSTs, and a Guard answers them 405), and
+// health probes (Cloud Run's HTTP probes are GETs) carry no token.
+//
+// A Guard behind it that has the same OIDCConfig verifies the token again:
+// verification is local (a signature check against Google's certificates,
+// cached by the validator), so it is not skipped, and a handler with a
+// different OIDCConfig still gets its own check. logger receives one warning per
+// refusal (nil: slog.Default()). It returns an error naming the field when c is
+// nil or incomplete.
+func RequireOIDC(c *OIDCConfig, h http.Handler, logger *slog.Logger) (http.Handler, error) {
+	if c == nil {
+		return nil, errors.New("push.RequireOIDC: OIDCConfig is nil")
+	}
+	if h == nil {
+		return nil, errors.New("push.RequireOIDC: handler is nil")
+	}
+	v, err := c.validate()
+	if err != nil {
+		return nil, err
+	}
+	if logger == nil {
+		logger = slog.Default()
+	}
+	tel, err := telemetry.New(nil)
+	if err != nil {
+		return nil, err
+	}
+	gd := &Guard{o: GuardOptions{Adapter: "http", OIDC: v}, log: logger.With("adapter", "http"), tel: tel}
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch r.Method {
+		case http.MethodGet, http.MethodHead, http.MethodOptions:
+		default:
+			if !gd.verify(w, r) {
+				return
+			}
+		}
+		h.ServeHTTP(w, r)
+	}), nil
+}
+
 var errBusy = errors.New("too many request bodies being read")
 
 // readBody reads at most MaxBodyBytes; a longer body, declared or sent, is
-// ErrTooLarge. It holds one of MaxConcurrentReads slots while it reads (errBusy
+// ErrTooLarge, and any other failure to read it (a read deadline, a broken
+// connection) is returned wrapped, for a 503 "read-failed". It holds one of MaxConcurrentReads slots while it reads (errBusy
 // when the request ends first), and its buffer grows with the bytes received:
 // the declared Content-Length is a claim of the sender, so it sizes nothing.
 func (gd *Guard) readBody(w http.ResponseWriter, r *http.Request) ([]byte, error) {

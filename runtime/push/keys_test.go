@@ -4,7 +4,10 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"io"
 	"net/http"
+	"net/http/httptest"
+	"os"
 	"strings"
 	"testing"
 	"time"
@@ -110,6 +113,48 @@ func TestMalformedIsRefusedWithoutClaim(t *testing.T) {
 		res := post(t, h, []byte(body), nil)
 		if res.StatusCode != http.StatusBadRequest || res.Header.Get(push.HeaderOutcome) != "malformed" || ran || e.store.Len() != 0 {
 			t.Errorf("%s: status %d ran=%v records=%d", name, res.StatusCode, ran, e.store.Len())
+		}
+	}
+}
+
+// failingBody yields part of an envelope, then err: a read deadline or a
+// dropped connection mid-body.
+type failingBody struct {
+	part []byte
+	err  error
+}
+
+func (b *failingBody) Read(p []byte) (int, error) {
+	if len(b.part) == 0 {
+		return 0, b.err
+	}
+	n := copy(p, b.part)
+	b.part = b.part[n:]
+	return n, nil
+}
+
+// TestUnreadBodyIsANackNotMalformed is the regression test of a body that
+// stalled past the server's read deadline (or broke off) being answered 400
+// "malformed", which walks the message to the dead-letter topic: it is 503
+// "read-failed", a nack the retry policy redelivers, with no claim.
+func TestUnreadBodyIsANackNotMalformed(t *testing.T) {
+	for name, err := range map[string]error{
+		"read deadline":   os.ErrDeadlineExceeded,
+		"cut short":       io.ErrUnexpectedEOF,
+		"connection lost": errors.New("read tcp: connection reset by peer"),
+	} {
+		e := newEnv(t, nil, nil)
+		ran := false
+		h, _ := push.NewHandler(e.gate, func(context.Context, *push.Message, gate.Claim) error { ran = true; return nil }, nil)
+		req := httptest.NewRequest(http.MethodPost, "/", &failingBody{part: []byte(`{"message":{"messageId":"1"`), err: err})
+		rec := httptest.NewRecorder()
+		h.ServeHTTP(rec, req)
+		if rec.Code != http.StatusServiceUnavailable || rec.Header().Get(push.HeaderOutcome) != push.OutcomeReadFailed || ran || e.store.Len() != 0 {
+			t.Errorf("%s: status %d outcome %q ran=%v records=%d; want 503 %q, no run, no record",
+				name, rec.Code, rec.Header().Get(push.HeaderOutcome), ran, e.store.Len(), push.OutcomeReadFailed)
+		}
+		if push.Acks(rec.Code) {
+			t.Errorf("%s: %d acks", name, rec.Code)
 		}
 	}
 }

@@ -26,7 +26,10 @@ import (
 // The adapters answer these before any verb runs: 400 for a malformed envelope
 // or a key over MaxKeyBytes,
 // 413 past the size limit, 503 when the request ended waiting for a body-read
-// slot, 401 or 403 for a failed OIDC check, 405 for a method
+// slot, 503 when the body could not be read (outcome "read-failed": the server's
+// read deadline passed mid-body, the connection broke, the body was cut short;
+// a nack the retry policy redelivers, since nothing says the envelope is
+// malformed), 401 or 403 for a failed OIDC check, 405 for a method
 // other than POST, and 500 when no key is resolvable and unguarded runs are not
 // allowed.
 func Status(o gate.Outcome) int {
@@ -67,6 +70,10 @@ const (
 	// OutcomeBusy: the request ended while waiting for one of the Guard's
 	// MaxConcurrentReads body-read slots (503, a nack).
 	OutcomeBusy = "busy"
+	// OutcomeReadFailed: the request body could not be read in full (a read
+	// deadline such as gateenv's Config.Serve sets, a broken connection, a
+	// body shorter than its Content-Length): 503, a nack, before any claim.
+	OutcomeReadFailed = "read-failed"
 	// OutcomeKeyTooLong: the derived key is longer than MaxKeyBytes (400, a
 	// nack, before any claim).
 	OutcomeKeyTooLong = "key-too-long"

@@ -233,11 +233,13 @@ func newAdvanceFenceCmd() *cobra.Command {
 		Long: `advance-fence moves KEY's fencing token to at least N, so the next claim gets a token
 above every token handed out before the store lost data (a Redis failover without
 persistence, a restored backup). Read N from your fenced sinks: the highest fence they
-accepted for the key. It never lowers a fence, so running it twice is harmless.`,
+accepted for the key. It never lowers a fence, so running it twice is harmless. N must be
+below the largest fence (2^53-1): at that fence no further claim could be granted.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if atLeast < 1 {
-				return errors.New("advance-fence: --at-least must be a fence of 1 or more")
+			if atLeast < 1 || atLeast >= gate.MaxFence {
+				return fmt.Errorf("advance-fence: --at-least %d: want a fence from 1 to %d (gate.MaxFence %d less one, so the next claim still gets a fence)",
+					atLeast, gate.MaxFence-1, gate.MaxFence)
 			}
 			return withBackend(cmd, "advance fences", func(cfg *gateenv.Config, a gate.FenceAdvancer) error {
 				key := storedKey(cfg, args[0], raw)

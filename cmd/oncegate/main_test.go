@@ -7,6 +7,7 @@ import (
 	"net"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -173,6 +174,42 @@ func TestAdminVerbsOnSQLite(t *testing.T) {
 	}
 	if out, err := run(t, "purge"); err != nil || !strings.Contains(out, "purged") {
 		t.Fatalf("purge: %v\n%s", err, out)
+	}
+}
+
+// TestAdvanceFenceKeepsAClaimPossible: --at-least at or past the largest fence
+// less one is refused naming the limit (the key would answer fence exhausted
+// to every claim); at the limit, the next claim runs with the largest fence.
+func TestAdvanceFenceKeepsAClaimPossible(t *testing.T) {
+	dsn := "sqlite:" + filepath.Join(t.TempDir(), "og.db")
+	for k, v := range map[string]string{"ONCEGATE_BACKEND": "sql", "ONCEGATE_SQL_DSN": dsn, "ONCEGATE_NAMESPACE": "orders"} {
+		t.Setenv(k, v)
+	}
+	ctx := context.Background()
+	s, err := sqlgate.Open(ctx, dsn, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if err := s.CreateSchema(ctx); err != nil {
+		t.Fatal(err)
+	}
+	limit := strconv.FormatInt(gate.MaxFence-1, 10)
+	for _, n := range []int64{gate.MaxFence, gate.MaxFence + 1, 1<<63 - 1, 0, -1} {
+		arg := strconv.FormatInt(n, 10)
+		if out, err := run(t, "advance-fence", "k", "--at-least", arg); err == nil || !strings.Contains(err.Error(), limit) {
+			t.Errorf("--at-least %s: %v, want a refusal naming %s\n%s", arg, err, limit, out)
+		}
+	}
+	if _, found, err := s.Inspect(ctx, "orders:k"); err != nil || found {
+		t.Fatalf("a refused advance wrote a record (found %v, %v)", found, err)
+	}
+	if out, err := run(t, "advance-fence", "k", "--at-least", limit); err != nil || !strings.Contains(out, "with fence "+strconv.FormatInt(gate.MaxFence, 10)) {
+		t.Fatalf("--at-least %s: %v\n%s", limit, err, out)
+	}
+	res, err := s.Claim(ctx, gate.ClaimRequest{Key: "orders:k", Token: "t", Lease: time.Minute, TTL: time.Hour})
+	if err != nil || res.Status != gate.Won || res.Record.Fence != gate.MaxFence {
+		t.Fatalf("claim after the advance = %v fence %d, %v; want won at %d", res.Status, res.Record.Fence, err, gate.MaxFence)
 	}
 }
 

@@ -120,19 +120,33 @@ func TestAdminVerbsOnSQLite(t *testing.T) {
 	if err := s.CreateSchema(ctx); err != nil {
 		t.Fatal(err)
 	}
-	r, err := s.Claim(ctx, gate.ClaimRequest{Key: "orders:po-1", Token: "t", Owner: "w1", Lease: 0, TTL: 0})
-	if err != nil {
-		t.Fatal(err)
+	// Other namespaces' unknown records, older (by lease expiry) than po-1's.
+	for _, k := range []string{"ordersother:po-2", "billing:po-3", "orders:po-1"} {
+		lease := time.Duration(0)
+		if k == "orders:po-1" {
+			lease = time.Minute
+		}
+		r, err := s.Claim(ctx, gate.ClaimRequest{Key: k, Token: "t", Owner: "w1", Lease: lease})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if ok, err := s.MarkUnknown(ctx, k, r.Record.Fence); !ok || err != nil {
+			t.Fatalf("MarkUnknown(%s): %v %v", k, ok, err)
+		}
 	}
-	if ok, err := s.MarkUnknown(ctx, "orders:po-1", r.Record.Fence); !ok || err != nil {
-		t.Fatalf("MarkUnknown: %v %v", ok, err)
-	}
-	// Claimed with a zero lease: its lease ended when it was claimed.
-	if out, err := run(t, "unresolved"); err != nil || !strings.Contains(out, "orders:po-1") || !strings.Contains(out, "lease ended 0s ago") || !strings.Contains(out, "1 unresolved") {
+	// Marked unknown within its lease, which has not ended yet (0s ago). Only
+	// the namespace's key is listed, as resolve and inspect take it.
+	if out, err := run(t, "unresolved"); err != nil || !strings.HasPrefix(out, "po-1\tfence 1") || !strings.Contains(out, "lease ended 0s ago") || !strings.HasSuffix(out, "\n1 unresolved\n") {
 		t.Fatalf("unresolved: %v\n%s", err, out)
 	}
-	if out, err := run(t, "unresolved", "--json"); err != nil || !strings.Contains(out, `"key": "orders:po-1"`) || !strings.Contains(out, `"status": "unknown"`) {
+	if out, err := run(t, "unresolved", "--json"); err != nil || !strings.Contains(out, `"key": "po-1"`) || strings.Contains(out, "po-2") || !strings.Contains(out, `"status": "unknown"`) {
 		t.Fatalf("unresolved --json: %v\n%s", err, out)
+	}
+	if out, err := run(t, "unresolved", "--raw"); err != nil || !strings.Contains(out, "orders:po-1\t") || !strings.Contains(out, "ordersother:po-2\t") || !strings.Contains(out, "3 unresolved") {
+		t.Fatalf("unresolved --raw: %v\n%s", err, out)
+	}
+	if out, err := run(t, "unresolved", "--limit", "1"); err != nil || !strings.HasPrefix(out, "po-1\t") || !strings.Contains(out, "1 unresolved") {
+		t.Fatalf("unresolved --limit 1 (the other namespaces' first): %v\n%s", err, out)
 	}
 	out, err := run(t, "inspect", "po-1")
 	if err != nil || !strings.Contains(out, "state        unknown") || !strings.Contains(out, "status       unknown: ") {

@@ -101,25 +101,32 @@ func TestSizingHelpExamples(t *testing.T) {
 	}
 }
 
+// adminSQLite configures the CLI for a fresh SQLite store with the namespace
+// "orders" (only the backend, its address and the namespace: no plan) and
+// returns that store, its schema created, closed when t ends.
+func adminSQLite(t *testing.T) *sqlgate.Store {
+	t.Helper()
+	dsn := "sqlite:" + filepath.Join(t.TempDir(), "og.db")
+	for k, v := range map[string]string{"ONCEGATE_BACKEND": "sql", "ONCEGATE_SQL_DSN": dsn, "ONCEGATE_NAMESPACE": "orders"} {
+		t.Setenv(k, v)
+	}
+	s, err := sqlgate.Open(context.Background(), dsn, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = s.Close() })
+	if err := s.CreateSchema(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
 // TestAdminVerbsOnSQLite makes an unknown record the way a failed complete does,
 // then lists, inspects, resolves and purges it through the CLI, configured by
 // only the backend, its address and the namespace (no plan).
 func TestAdminVerbsOnSQLite(t *testing.T) {
-	dsn := "sqlite:" + filepath.Join(t.TempDir(), "og.db")
-	for k, v := range map[string]string{
-		"ONCEGATE_BACKEND": "sql", "ONCEGATE_SQL_DSN": dsn, "ONCEGATE_NAMESPACE": "orders",
-	} {
-		t.Setenv(k, v)
-	}
 	ctx := context.Background()
-	s, err := sqlgate.Open(ctx, dsn, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
-	if err := s.CreateSchema(ctx); err != nil {
-		t.Fatal(err)
-	}
+	s := adminSQLite(t)
 	// Other namespaces' unknown records, older (by lease expiry) than po-1's.
 	for _, k := range []string{"ordersother:po-2", "billing:po-3", "orders:po-1"} {
 		lease := time.Duration(0)
@@ -195,19 +202,8 @@ func TestAdminVerbsOnSQLite(t *testing.T) {
 // less one is refused naming the limit (the key would answer fence exhausted
 // to every claim); at the limit, the next claim runs with the largest fence.
 func TestAdvanceFenceKeepsAClaimPossible(t *testing.T) {
-	dsn := "sqlite:" + filepath.Join(t.TempDir(), "og.db")
-	for k, v := range map[string]string{"ONCEGATE_BACKEND": "sql", "ONCEGATE_SQL_DSN": dsn, "ONCEGATE_NAMESPACE": "orders"} {
-		t.Setenv(k, v)
-	}
 	ctx := context.Background()
-	s, err := sqlgate.Open(ctx, dsn, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
-	if err := s.CreateSchema(ctx); err != nil {
-		t.Fatal(err)
-	}
+	s := adminSQLite(t)
 	limit := strconv.FormatInt(gate.MaxFence-1, 10)
 	for _, n := range []int64{gate.MaxFence, gate.MaxFence + 1, 1<<63 - 1, 0, -1} {
 		arg := strconv.FormatInt(n, 10)

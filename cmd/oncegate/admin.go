@@ -1,10 +1,12 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -164,14 +166,17 @@ is an error (exit 1), or {"key": …, "status": "absent"} with --json.`,
 
 func newUnresolvedCmd() *cobra.Command {
 	var limit int
-	var asJSON bool
+	var asJSON, raw bool
 	cmd := &cobra.Command{
 		Use:   "unresolved",
 		Short: "List records whose outcome is unknown, oldest first, with their age",
-		Args:  cobra.NoArgs,
+		Long: `unresolved lists the unknown records of ONCEGATE_NAMESPACE, oldest first, each key
+printed without the namespace, as inspect and resolve take it. With --raw, or when
+ONCEGATE_NAMESPACE is empty, it lists every namespace's, keys as stored (for --raw verbs).`,
+		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return withBackend(cmd, "list unresolved records", func(cfg *gateenv.Config, l gate.UnresolvedLister) error {
-				rs, err := l.ListUnresolved(cmd.Context(), limit)
+				rs, err := listUnresolved(cmd.Context(), l, cfg, limit, raw)
 				if err != nil {
 					return err
 				}
@@ -195,7 +200,30 @@ func newUnresolvedCmd() *cobra.Command {
 	}
 	cmd.Flags().IntVar(&limit, "limit", 100, "at most this many (0: all)")
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the records as a JSON array")
+	cmd.Flags().BoolVar(&raw, "raw", false, "list every namespace's records, keys as stored")
 	return cmd
+}
+
+// listUnresolved returns up to limit (≤ 0: all) unknown records, oldest first:
+// with a namespace and not raw, only keys "<namespace>:…", that prefix cut off
+// (the backend lists every namespace, so it is asked for all of them).
+func listUnresolved(ctx context.Context, l gate.UnresolvedLister, cfg *gateenv.Config, limit int, raw bool) ([]gate.Record, error) {
+	ns := cfg.Gate.Namespace
+	if raw || ns == "" {
+		return l.ListUnresolved(ctx, limit)
+	}
+	all, err := l.ListUnresolved(ctx, 0)
+	if err != nil {
+		return nil, err
+	}
+	var rs []gate.Record
+	for _, r := range all {
+		if k, ok := strings.CutPrefix(r.Key, ns+":"); ok && (limit <= 0 || len(rs) < limit) {
+			r.Key = k
+			rs = append(rs, r)
+		}
+	}
+	return rs, nil
 }
 
 func newResolveCmd() *cobra.Command {
@@ -233,11 +261,13 @@ func newAdvanceFenceCmd() *cobra.Command {
 		Long: `advance-fence moves KEY's fencing token to at least N, so the next claim gets a token
 above every token handed out before the store lost data (a Redis failover without
 persistence, a restored backup). Read N from your fenced sinks: the highest fence they
-accepted for the key. It never lowers a fence, so running it twice is harmless.`,
+accepted for the key. It never lowers a fence, so running it twice is harmless. N must be
+below the largest fence (2^53-1): at that fence no further claim could be granted.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if atLeast < 1 {
-				return errors.New("advance-fence: --at-least must be a fence of 1 or more")
+			if atLeast < 1 || atLeast >= gate.MaxFence {
+				return fmt.Errorf("advance-fence: --at-least %d: want a fence from 1 to %d (gate.MaxFence %d less one, so the next claim still gets a fence)",
+					atLeast, gate.MaxFence-1, gate.MaxFence)
 			}
 			return withBackend(cmd, "advance fences", func(cfg *gateenv.Config, a gate.FenceAdvancer) error {
 				key := storedKey(cfg, args[0], raw)

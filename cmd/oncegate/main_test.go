@@ -7,6 +7,7 @@ import (
 	"net"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -100,38 +101,59 @@ func TestSizingHelpExamples(t *testing.T) {
 	}
 }
 
+// adminSQLite configures the CLI for a fresh SQLite store with the namespace
+// "orders" (only the backend, its address and the namespace: no plan) and
+// returns that store, its schema created, closed when t ends.
+func adminSQLite(t *testing.T) *sqlgate.Store {
+	t.Helper()
+	dsn := "sqlite:" + filepath.Join(t.TempDir(), "og.db")
+	for k, v := range map[string]string{"ONCEGATE_BACKEND": "sql", "ONCEGATE_SQL_DSN": dsn, "ONCEGATE_NAMESPACE": "orders"} {
+		t.Setenv(k, v)
+	}
+	s, err := sqlgate.Open(context.Background(), dsn, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = s.Close() })
+	if err := s.CreateSchema(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
 // TestAdminVerbsOnSQLite makes an unknown record the way a failed complete does,
 // then lists, inspects, resolves and purges it through the CLI, configured by
 // only the backend, its address and the namespace (no plan).
 func TestAdminVerbsOnSQLite(t *testing.T) {
-	dsn := "sqlite:" + filepath.Join(t.TempDir(), "og.db")
-	for k, v := range map[string]string{
-		"ONCEGATE_BACKEND": "sql", "ONCEGATE_SQL_DSN": dsn, "ONCEGATE_NAMESPACE": "orders",
-	} {
-		t.Setenv(k, v)
-	}
 	ctx := context.Background()
-	s, err := sqlgate.Open(ctx, dsn, nil)
-	if err != nil {
-		t.Fatal(err)
+	s := adminSQLite(t)
+	// Other namespaces' unknown records, older (by lease expiry) than po-1's.
+	for _, k := range []string{"ordersother:po-2", "billing:po-3", "orders:po-1"} {
+		lease := time.Duration(0)
+		if k == "orders:po-1" {
+			lease = time.Minute
+		}
+		r, err := s.Claim(ctx, gate.ClaimRequest{Key: k, Token: "t", Owner: "w1", Lease: lease})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if ok, err := s.MarkUnknown(ctx, k, r.Record.Fence); !ok || err != nil {
+			t.Fatalf("MarkUnknown(%s): %v %v", k, ok, err)
+		}
 	}
-	defer s.Close()
-	if err := s.CreateSchema(ctx); err != nil {
-		t.Fatal(err)
-	}
-	r, err := s.Claim(ctx, gate.ClaimRequest{Key: "orders:po-1", Token: "t", Owner: "w1", Lease: 0, TTL: 0})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if ok, err := s.MarkUnknown(ctx, "orders:po-1", r.Record.Fence); !ok || err != nil {
-		t.Fatalf("MarkUnknown: %v %v", ok, err)
-	}
-	// Claimed with a zero lease: its lease ended when it was claimed.
-	if out, err := run(t, "unresolved"); err != nil || !strings.Contains(out, "orders:po-1") || !strings.Contains(out, "lease ended 0s ago") || !strings.Contains(out, "1 unresolved") {
+	// Marked unknown within its lease, which has not ended yet (0s ago). Only
+	// the namespace's key is listed, as resolve and inspect take it.
+	if out, err := run(t, "unresolved"); err != nil || !strings.HasPrefix(out, "po-1\tfence 1") || !strings.Contains(out, "lease ended 0s ago") || !strings.HasSuffix(out, "\n1 unresolved\n") {
 		t.Fatalf("unresolved: %v\n%s", err, out)
 	}
-	if out, err := run(t, "unresolved", "--json"); err != nil || !strings.Contains(out, `"key": "orders:po-1"`) || !strings.Contains(out, `"status": "unknown"`) {
+	if out, err := run(t, "unresolved", "--json"); err != nil || !strings.Contains(out, `"key": "po-1"`) || strings.Contains(out, "po-2") || !strings.Contains(out, `"status": "unknown"`) {
 		t.Fatalf("unresolved --json: %v\n%s", err, out)
+	}
+	if out, err := run(t, "unresolved", "--raw"); err != nil || !strings.Contains(out, "orders:po-1\t") || !strings.Contains(out, "ordersother:po-2\t") || !strings.Contains(out, "3 unresolved") {
+		t.Fatalf("unresolved --raw: %v\n%s", err, out)
+	}
+	if out, err := run(t, "unresolved", "--limit", "1"); err != nil || !strings.HasPrefix(out, "po-1\t") || !strings.Contains(out, "1 unresolved") {
+		t.Fatalf("unresolved --limit 1 (the other namespaces' first): %v\n%s", err, out)
 	}
 	out, err := run(t, "inspect", "po-1")
 	if err != nil || !strings.Contains(out, "state        unknown") || !strings.Contains(out, "status       unknown: ") {
@@ -173,6 +195,31 @@ func TestAdminVerbsOnSQLite(t *testing.T) {
 	}
 	if out, err := run(t, "purge"); err != nil || !strings.Contains(out, "purged") {
 		t.Fatalf("purge: %v\n%s", err, out)
+	}
+}
+
+// TestAdvanceFenceKeepsAClaimPossible: --at-least at or past the largest fence
+// less one is refused naming the limit (the key would answer fence exhausted
+// to every claim); at the limit, the next claim runs with the largest fence.
+func TestAdvanceFenceKeepsAClaimPossible(t *testing.T) {
+	ctx := context.Background()
+	s := adminSQLite(t)
+	limit := strconv.FormatInt(gate.MaxFence-1, 10)
+	for _, n := range []int64{gate.MaxFence, gate.MaxFence + 1, 1<<63 - 1, 0, -1} {
+		arg := strconv.FormatInt(n, 10)
+		if out, err := run(t, "advance-fence", "k", "--at-least", arg); err == nil || !strings.Contains(err.Error(), limit) {
+			t.Errorf("--at-least %s: %v, want a refusal naming %s\n%s", arg, err, limit, out)
+		}
+	}
+	if _, found, err := s.Inspect(ctx, "orders:k"); err != nil || found {
+		t.Fatalf("a refused advance wrote a record (found %v, %v)", found, err)
+	}
+	if out, err := run(t, "advance-fence", "k", "--at-least", limit); err != nil || !strings.Contains(out, "with fence "+strconv.FormatInt(gate.MaxFence, 10)) {
+		t.Fatalf("--at-least %s: %v\n%s", limit, err, out)
+	}
+	res, err := s.Claim(ctx, gate.ClaimRequest{Key: "orders:k", Token: "t", Lease: time.Minute, TTL: time.Hour})
+	if err != nil || res.Status != gate.Won || res.Record.Fence != gate.MaxFence {
+		t.Fatalf("claim after the advance = %v fence %d, %v; want won at %d", res.Status, res.Record.Fence, err, gate.MaxFence)
 	}
 }
 

@@ -1,9 +1,12 @@
 package gate_test
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -23,6 +26,14 @@ type frozen struct {
 	loseComplete             atomic.Bool  // apply the next complete, then lose its answer
 	loseMark                 atomic.Bool  // apply the next mark, then lose its answer
 	markBudget               atomic.Int64 // time left on the first mark's context, ns
+	failInspect              atomic.Bool  // every Inspect fails (a pool exhausted, the store down)
+}
+
+func (b *frozen) Inspect(ctx context.Context, key string) (gate.Record, bool, error) {
+	if b.failInspect.Load() {
+		return gate.Record{}, false, errors.New("inspect: connection pool exhausted")
+	}
+	return b.Store.Inspect(ctx, key)
 }
 
 func freeze(ctx context.Context, n *atomic.Int32, op string) error {
@@ -158,6 +169,39 @@ func TestRetriedCompleteWhoseFirstAttemptCommittedSucceeds(t *testing.T) {
 	}
 	if r, _, _ := b.Inspect(ctx, "m"); r.State != gate.StateDone || r.Fence != 1 {
 		t.Fatalf("record %+v, want done at fence 1", r)
+	}
+}
+
+// TestLostCompleteAnswerWithUnreadableRecordIsNotFencedOut loses the answer
+// of a complete that committed and fails every read of the record: the gate
+// cannot tell its own commit from another holder's claim, so it reports the
+// outcome not recorded (after trying the unknown mark), never fenced out with
+// its alert to look for a double effect.
+func TestLostCompleteAnswerWithUnreadableRecordIsNotFencedOut(t *testing.T) {
+	b, _, _ := frozenFixture(t)
+	var logs bytes.Buffer
+	g, err := gate.New(b, &gate.Options{Logger: slog.New(slog.NewTextHandler(&logs, nil)), Lease: time.Minute, StoreTimeout: frozenStoreTimeout})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	b.loseComplete.Store(true)
+	b.failInspect.Store(true)
+	err = g.Lock(ctx, "m", ok)
+	if errors.Is(err, gate.ErrFencedOut) || !errors.Is(err, gate.ErrNotRecorded) {
+		t.Fatalf("Lock = %v (%v), want ErrNotRecorded: the record could not be read", err, gate.OutcomeOf(err))
+	}
+	if got := gate.OutcomeOf(err); got != gate.OutcomeNotRecorded {
+		t.Fatalf("outcome %v, want %v", got, gate.OutcomeNotRecorded)
+	}
+	if b.markBudget.Load() == 0 {
+		t.Error("the unknown mark was not attempted")
+	}
+	if strings.Contains(logs.String(), "double effect") || strings.Contains(logs.String(), "another holder") {
+		t.Errorf("logs blame another holder:\n%s", logs.String())
+	}
+	if r, _, _ := b.Store.Inspect(ctx, "m"); r.State != gate.StateDone || r.Fence != 1 {
+		t.Fatalf("record %+v, want done at fence 1 (the first attempt committed)", r)
 	}
 }
 

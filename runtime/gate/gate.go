@@ -199,7 +199,13 @@ func (g *Gate) complete(ctx context.Context, log keyLogger, rec Record, cl Claim
 	})
 	if err == nil && !ok && attempts > 1 {
 		// An earlier attempt may have committed before its answer was lost.
-		if now, at := g.recordAt(cctx, cl.Key, cl.Fence); at && now.State == StateDone {
+		// When the record cannot be read the gate does not know which, so it
+		// goes on as for a failed complete, never as fenced out.
+		now, at, rerr := g.recordAt(cctx, cl.Key, cl.Fence)
+		switch {
+		case rerr != nil:
+			err = fmt.Errorf("a retry was refused and the record could not be read: %w", rerr)
+		case at && now.State == StateDone:
 			ok = true
 		}
 	}
@@ -221,8 +227,10 @@ func (g *Gate) complete(ctx context.Context, log keyLogger, rec Record, cl Claim
 	if merr == nil && !marked {
 		// Not claimed at this fence any more: a late complete, or an earlier
 		// mark, landed; otherwise another holder took the key.
-		now, at := g.recordAt(uctx, cl.Key, cl.Fence)
+		now, at, rerr := g.recordAt(uctx, cl.Key, cl.Fence)
 		switch {
+		case rerr != nil:
+			merr = fmt.Errorf("the mark was refused and the record could not be read: %w", rerr)
 		case at && now.State == StateDone:
 			log.Warn("oncegate: the done record was written after all (a complete's answer was lost)")
 			return nil

@@ -2,6 +2,7 @@ package gate
 
 import (
 	"context"
+	"fmt"
 	"time"
 )
 
@@ -59,14 +60,18 @@ func (g *Gate) retry(pctx context.Context, op func(context.Context) (bool, error
 // committed: a record at this claim's fence can only have been moved by this
 // claim, since every other holder's claim raised the fence (and sizing
 // invariant 2 keeps the record, and so its fence, while this holder lives).
-func (g *Gate) recordAt(ctx context.Context, key string, fence int64) (Record, bool) {
+// The error is Inspect's: the record could not be read, so nothing is known.
+func (g *Gate) recordAt(ctx context.Context, key string, fence int64) (Record, bool, error) {
 	in, isIn := g.b.(Inspector)
 	if !isIn {
-		return Record{}, false
+		return Record{}, false, nil
 	}
 	rec, found, err := in.Inspect(ctx, key)
-	if err != nil || !found || rec.Fence != fence {
-		return Record{}, false
+	if err != nil {
+		return Record{}, false, fmt.Errorf("inspect %q: %w", key, err)
 	}
-	return rec, true
+	if !found || rec.Fence != fence {
+		return Record{}, false, nil
+	}
+	return rec, true, nil
 }

@@ -19,8 +19,12 @@ import (
 // empty means keys are given as stored), the backend's own variables
 // (ONCEGATE_SQL_DSN, ONCEGATE_REDIS_ADDR, GOOGLE_CLOUD_PROJECT, …) and
 // ONCEGATE_TTL when set. The sizing plan is neither read nor validated: the
-// returned Config's Plan is zero except TTL (ONCEGATE_TTL, else
-// sizing.DefaultTTL), which a resolve or an advanced fence keeps the record for.
+// returned Config's Plan is zero except TTL (ONCEGATE_TTL, else gate.DefaultTTL,
+// 48 h), which a resolve or an advanced fence keeps the record for: the gate's
+// own default, not sizing.DefaultTTL (1 h), which is a floor for derived plans
+// and would let a resolved record expire before Pub/Sub stops redelivering.
+// Set ONCEGATE_TTL to the service's TTL (its start-up log line's ttl) when that
+// is longer.
 // Its Logger (default: discard) gets one info line naming backend and
 // namespace. Errors name the variable and the accepted form, as New's do.
 // Call Close when done.
@@ -37,7 +41,7 @@ func NewAdmin(ctx context.Context, opts *Options) (*Config, error) {
 	if !ok {
 		errs = append(errs, &sizing.EnvError{Var: EnvBackend, Value: name, Want: "one of " + strings.Join(names(o.Backends), ", ")})
 	}
-	ttl := sizing.DefaultTTL
+	ttl := gate.DefaultTTL
 	if v := get(sizing.EnvTTL); v != "" {
 		d, err := time.ParseDuration(v)
 		if err == nil && d <= 0 {

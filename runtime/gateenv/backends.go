@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -88,32 +89,30 @@ func OpenSQL(ctx context.Context, getenv func(string) string) (gate.Backend, fun
 	return s, s.Close, nil
 }
 
-// redactDSN hides the credentials in a DSN or address quoted by an error: the
-// user information before the last '@' of each comma-separated element, with
-// or without a scheme (a Redis "user:pass@host:port" too), keeping only the
-// user name before the first ':' ("u:xxxxx@h"; "xxxxx@h" when there is no ':',
-// since the whole of it may be a password), and the value of every password=
-// parameter.
+// redactDSN hides the credentials in a DSN or address quoted by an error:
+// everything before the last '@' (after a leading "scheme://"), since a
+// password may hold ',', '@', ':' or '/' and the parts of a host list cannot be
+// told from the pieces of such a password, so "h1:1,u:p,w@h2:2" shows as
+// "xxxxx@h2:2". The user name before the first ':' is kept when it can only be
+// one ("scheme://u:xxxxx@h"; "u:xxxxx@h" when u holds no ',' or '@'), and the value of every
+// password= parameter is hidden too.
 func redactDSN(dsn string) string {
-	parts := strings.Split(dsn, ",")
-	for i, p := range parts {
-		scheme, rest, ok := strings.Cut(p, "://")
-		if !ok {
-			scheme, rest = "", p
-		} else {
-			scheme += "://"
-		}
-		if at := strings.LastIndex(rest, "@"); at >= 0 {
-			info := "xxxxx"
-			if user, _, hasPass := strings.Cut(rest[:at], ":"); hasPass {
-				info = user + ":xxxxx"
-			}
-			rest = info + rest[at:]
-		}
-		parts[i] = scheme + redactPasswordParam(rest)
+	scheme, rest := "", dsn
+	if m := urlScheme.FindString(dsn); m != "" {
+		scheme, rest = m, dsn[len(m):]
 	}
-	return strings.Join(parts, ",")
+	if at := strings.LastIndex(rest, "@"); at >= 0 {
+		info := "xxxxx"
+		if user, _, hasPass := strings.Cut(rest[:at], ":"); hasPass && (scheme != "" || !strings.ContainsAny(user, ",@")) {
+			info = user + ":xxxxx"
+		}
+		rest = info + rest[at:]
+	}
+	return scheme + redactPasswordParam(rest)
 }
+
+// urlScheme matches a URL's leading "scheme://" (RFC 3986 section 3.1).
+var urlScheme = regexp.MustCompile(`^[A-Za-z][A-Za-z0-9+.-]*://`)
 
 // redactPasswordParam replaces the value of each password= parameter in s.
 func redactPasswordParam(s string) string {

@@ -33,6 +33,10 @@ func FuzzNewEnvironment(f *testing.F) {
 	f.Add("redis", "orders", "60s", "", "", "30s", "", "h1:1,u:sekrit-pw@h2:x", "")
 	f.Add("sql", "orders", "60s", "", "", "30s", "", "", "postgres://u:se@cret-pw@h:x/db")
 	f.Add("sql", "orders", "60s", "", "", "30s", "", "", "oracle://h/db?password=sekrit-pw")
+	f.Add("redis", "orders", "60s", "", "", "30s", "", "redis://u:S3cret,XYZ@127.0.0.1:6379", "")
+	f.Add("redis", "orders", "60s", "", "", "30s", "", "127.0.0.1:6379,u:S3cret,XYZ@h:1", "")
+	f.Add("redis", "orders", "60s", "", "", "30s", "", "127.0.0.1:6379,u:S3cret:xy,XYZ@h:1", "")
+	f.Add("sql", "orders", "60s", "", "", "30s", "", "", "postgres://u:S3cret,XYZ@h1:1,h2:x/db")
 	f.Add("datastore", "a:b", "1s", "-1s", "1d", "x", "maybe", "", "")
 	f.Add("memory", "", "", "", "", "", "1", "", "")
 	f.Add("memory", "orders", "15m", "0s", "0s", "15m", "0", "", "")
@@ -90,30 +94,44 @@ func FuzzNewEnvironment(f *testing.F) {
 // acceptedForms is what errors say the variables accept.
 const acceptedForms = sqlgate.AcceptedSchemes + " host:port, a comma-separated list of them (Redis Cluster), or a redis:// or rediss:// URL"
 
-// secrets returns what of v's credentials an error must not show: for each
-// comma-separated element with user information ("[scheme://]user:password@host"
-// or "secret@host"), the password (or the whole information when it has no
-// ':') and each of its '@'-, ':'- and '/'-separated pieces, when at least 6
-// bytes long and found nowhere else in v nor in the accepted forms the errors
-// quote.
+// secrets returns what of v's credentials an error must not show. A password
+// may hold ',', so every reading of v counts: for each '@', the user
+// information is the text before it from just after a leading "scheme://" (a
+// URL's starts there), or else from the start of v or of any comma-separated
+// element. Of each reading "user:password" (or "secret" with no ':'), the
+// password and each of its '@'-, ':'-, '/'- and ','-separated pieces count when
+// at least 6 bytes long and found nowhere else in v nor in the accepted forms
+// the errors quote.
 func secrets(v string) []string {
 	var out []string
-	for _, p := range strings.Split(v, ",") {
-		if _, rest, ok := strings.Cut(p, "://"); ok {
-			p = rest
-		}
-		at := strings.LastIndex(p, "@")
-		if at < 0 {
+	scheme, rest, ok := strings.Cut(v, "://")
+	if !ok || scheme == "" || strings.ContainsFunc(scheme, func(r rune) bool {
+		return !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune("+.-", r))
+	}) {
+		rest = v
+	}
+	for at := range len(rest) {
+		if rest[at] != '@' {
 			continue
 		}
-		user, pw, ok := strings.Cut(p[:at], ":")
-		if !ok {
-			user, pw = "", user
+		starts := []int{0}
+		if len(rest) == len(v) { // not a URL: any element may begin the user information
+			for i := range at {
+				if rest[i] == ',' {
+					starts = append(starts, i+1)
+				}
+			}
 		}
-		elsewhere := strings.Replace(v, pw, "\x00", 1) + user
-		for _, s := range append([]string{pw}, strings.FieldsFunc(pw, func(r rune) bool { return strings.ContainsRune("@:/", r) })...) {
-			if len(s) >= 6 && !strings.Contains(elsewhere, s) && !strings.Contains(acceptedForms, s) {
-				out = append(out, s)
+		for _, from := range starts {
+			user, pw, ok := strings.Cut(rest[from:at], ":")
+			if !ok {
+				user, pw = "", user
+			}
+			elsewhere := strings.Replace(v, pw, "\x00", 1) + user
+			for _, s := range append([]string{pw}, strings.FieldsFunc(pw, func(r rune) bool { return strings.ContainsRune("@:/,", r) })...) {
+				if len(s) >= 6 && !strings.Contains(elsewhere, s) && !strings.Contains(acceptedForms, s) {
+					out = append(out, s)
+				}
 			}
 		}
 	}

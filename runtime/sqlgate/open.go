@@ -34,7 +34,11 @@ const (
 // does not create the table (see CreateSchema). Accepted forms:
 //
 //   - postgres://… or postgresql://… — PostgreSQL through pgx, the DSN passed to
-//     pgx as given (pgx's URL parameters apply).
+//     pgx as given (pgx's URL parameters apply). A password may hold '@' (the
+//     user information ends at the authority's last one); a '/', '?' or '#' in
+//     it must be percent-encoded, and a DSN with an '@' after the host is
+//     refused, since pgx would read the password's tail as the database and
+//     quote it in its connect error.
 //   - mysql://user:pass@host:port/db?params — MySQL or MariaDB through
 //     go-sql-driver/mysql; params are that driver's DSN parameters (tls,
 //     timeout, …). Port 3306 when absent; interpolateParams defaults to true.
@@ -79,6 +83,9 @@ func openDB(dsn string) (*sql.DB, Dialect, error) {
 	}
 	switch strings.ToLower(scheme) {
 	case "postgres", "postgresql":
+		if err := postgresAmbiguous(dsn); err != nil {
+			return nil, 0, err
+		}
 		cfg, err := pgx.ParseConfig(postgresURL(dsn))
 		if err != nil {
 			return nil, 0, fmt.Errorf("postgres DSN: %w", redactPostgresError(err))
@@ -184,6 +191,24 @@ func postgresURL(dsn string) string {
 		info = url.UserPassword(unescape(user), unescape(pass))
 	}
 	return scheme + "://" + info.String() + authority[at:] + rest[end:]
+}
+
+// postgresAmbiguous refuses a postgres:// URL with an '@' after its authority
+// (in the path, query or fragment): that is a password holding '/', '?' or '#'
+// not percent-encoded, whose head pgx reads as the port and whose tail as the
+// database, then quotes in its connect error ("failed to connect to
+// `user=u database=S3cr@h:5432/db`"). An '@' meant in a database name or
+// parameter is written %40.
+func postgresAmbiguous(dsn string) error {
+	_, rest, ok := strings.Cut(dsn, "://")
+	if !ok {
+		return nil
+	}
+	if end := strings.IndexAny(rest, "/?#"); end >= 0 && strings.Contains(rest[end:], "@") {
+		return errors.New("postgres DSN: an '@' follows the host (not quoted here: it may end a password); " +
+			"percent-encode a '/', '?' or '#' in the password (%2F, %3F, %23) and an '@' in the database or a parameter (%40)")
+	}
+	return nil
 }
 
 // redactPostgresError keeps pgx's reason for refusing a DSN and drops the DSN

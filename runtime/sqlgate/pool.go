@@ -25,15 +25,17 @@ func applyPoolBound(db *sql.DB, n int) {
 
 // claimSlots returns the semaphore that admits claims on a pool bounded to
 // maxOpen connections (nil when unbounded): maxOpen minus a reserve of a
-// quarter of them (rounded down), so claims can never hold every connection
-// and a complete, fail, release or unknown mark made after a body ran finds one
-// within a statement's time instead of waiting behind new claims, which would
-// spend the after-body budget.
+// quarter of them (rounded down, at least one when maxOpen is 2 or more), so
+// claims can never hold every connection and a complete, fail, release or
+// unknown mark made after a body ran finds one within a statement's time
+// instead of waiting behind new claims, which would spend the after-body
+// budget. A pool of one gets one slot: no reserve is possible.
 func claimSlots(maxOpen int) chan struct{} {
 	if maxOpen <= 0 {
 		return nil
 	}
-	return make(chan struct{}, maxOpen-maxOpen/4)
+	reserve := min(max(1, maxOpen/4), maxOpen-1)
+	return make(chan struct{}, maxOpen-reserve)
 }
 
 // admitClaim waits for a claim slot within ctx (the claim's own deadline) and

@@ -2,6 +2,7 @@ package sqlgate
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -44,6 +45,7 @@ func FuzzPostgresDSNKeepsPasswordOutOfErrors(f *testing.F) {
 		"postgres://u:se@cret-pw@127.0.0.1:x/db", "postgres://u:hunter2@h:5432/d?sslmode=bogus",
 		"postgresql://u:sekrit pw@[::1/db", "postgres://u:se%zzcret@h/db", "postgres://u:se/cret-pw@h:1/db",
 		"postgres://h/db?password=sekritpw&sslmode=bogus", "postgres://u:a@b@c@hunter2@h:q/d",
+		"postgres://postgres:12/S3crXYZ@127.0.0.1:5432/test", "postgres://u:12?sekrit-pw@h/db", "postgres://u:12#sekrit-pw@h/db",
 	} {
 		f.Add(s)
 	}
@@ -54,6 +56,17 @@ func FuzzPostgresDSNKeepsPasswordOutOfErrors(f *testing.F) {
 		db, _, err := openDB(dsn)
 		if err == nil {
 			_ = db.Close()
+			// What pgx will quote in a connect error holds no piece either.
+			cfg, err := pgx.ParseConfig(postgresURL(dsn))
+			if err != nil {
+				t.Fatalf("openDB(%q) accepted what pgx refuses: %v", dsn, err)
+			}
+			quoted := fmt.Sprint(cfg.Host, cfg.Port, cfg.User, cfg.Database, cfg.RuntimeParams)
+			for _, s := range dsnSecrets(dsn) {
+				if strings.Contains(quoted, s) {
+					t.Fatalf("openDB(%q) accepted a DSN whose host, user, database or parameters %q hold %q of the password", dsn, quoted, s)
+				}
+			}
 			return
 		}
 		msg := err.Error()
@@ -93,6 +106,7 @@ func TestOpenKeepsPasswordOutOfErrors(t *testing.T) {
 		"postgres://u:se@cret-pw@127.0.0.1:1/db?connect_timeout=2",
 		"postgres://u:se@cret-pw@127.0.0.1:x/db",
 		"postgres://u:se/cret-pw@127.0.0.1:1/db",
+		"postgres://localhost:12/sekrit-pw@127.0.0.1:1/db?connect_timeout=2",
 		"postgres://u:se%zzcret-pw@127.0.0.1:1/db",
 		"postgres://u:se cret-pw@127.0.0.1:1/db",
 		"postgres://u:sekrit-pw@127.0.0.1:1/db?sslmode=bogus",

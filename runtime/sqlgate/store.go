@@ -26,8 +26,11 @@ type Options struct {
 	// most the connections the database grants this user, less any other pools.
 	//
 	// On a bounded pool (however bounded, when New reads it) a quarter of the
-	// connections (rounded down) is kept from claims, so what runs after a body
-	// (complete, fail, release, unknown mark) never waits behind new claims.
+	// connections (rounded down, at least one) is kept from claims, so what runs
+	// after a body (complete, fail, release, unknown mark) never waits behind new
+	// claims. A pool of one connection can keep none: there the after-body
+	// writes queue with claims for it, and under load can spend their budget
+	// and be answered not-recorded; use 2 or more where deliveries overlap.
 	MaxConns int
 }
 

@@ -94,8 +94,9 @@ func OpenSQL(ctx context.Context, getenv func(string) string) (gate.Backend, fun
 // password may hold ',', '@', ':' or '/' and the parts of a host list cannot be
 // told from the pieces of such a password, so "h1:1,u:p,w@h2:2" shows as
 // "xxxxx@h2:2". The user name before the first ':' is kept when it can only be
-// one ("scheme://u:xxxxx@h"; "u:xxxxx@h" when u holds no ',' or '@'), and the value of every
-// password= parameter is hidden too.
+// one ("scheme://u:xxxxx@h"; "u:xxxxx@h" when u holds no '@' and no ','
+// comes before the '@'), and the value of every password= parameter is hidden
+// too.
 func redactDSN(dsn string) string {
 	scheme, rest := "", dsn
 	if m := urlScheme.FindString(dsn); m != "" {
@@ -103,7 +104,7 @@ func redactDSN(dsn string) string {
 	}
 	if at := strings.LastIndex(rest, "@"); at >= 0 {
 		info := "xxxxx"
-		if user, _, hasPass := strings.Cut(rest[:at], ":"); hasPass && (scheme != "" || !strings.ContainsAny(user, ",@")) {
+		if user, _, hasPass := strings.Cut(rest[:at], ":"); hasPass && (scheme != "" || !strings.Contains(rest[:at], ",") && !strings.Contains(user, "@")) {
 			info = user + ":xxxxx"
 		}
 		rest = info + rest[at:]

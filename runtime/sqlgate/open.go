@@ -42,6 +42,7 @@ const (
 //   - mysql://user:pass@host:port/db?params — MySQL or MariaDB through
 //     go-sql-driver/mysql; params are that driver's DSN parameters (tls,
 //     timeout, …). Port 3306 when absent; interpolateParams defaults to true.
+//     As for PostgreSQL, a DSN with an '@' after the host is refused.
 //   - sqlite:<path> — a SQLite file (sqlite:/var/lib/oncegate.db, sqlite:x.db, or
 //     the URL form sqlite:///var/lib/oncegate.db), created when missing, with WAL
 //     mode and a 10 s busy timeout set on every connection unless the DSN's
@@ -83,7 +84,7 @@ func openDB(dsn string) (*sql.DB, Dialect, error) {
 	}
 	switch strings.ToLower(scheme) {
 	case "postgres", "postgresql":
-		if err := postgresAmbiguous(dsn); err != nil {
+		if err := atAfterHost("postgres", dsn); err != nil {
 			return nil, 0, err
 		}
 		cfg, err := pgx.ParseConfig(postgresURL(dsn))
@@ -115,6 +116,9 @@ func openDB(dsn string) (*sql.DB, Dialect, error) {
 // mysqlConfig converts mysql://user:pass@host:port/db?params into
 // go-sql-driver/mysql's configuration.
 func mysqlConfig(dsn string) (*mysql.Config, error) {
+	if err := atAfterHost("mysql", dsn); err != nil {
+		return nil, err
+	}
 	u, err := url.Parse(dsn)
 	if err != nil {
 		return nil, fmt.Errorf("mysql DSN: %w", redactURLError(err))
@@ -193,20 +197,20 @@ func postgresURL(dsn string) string {
 	return scheme + "://" + info.String() + authority[at:] + rest[end:]
 }
 
-// postgresAmbiguous refuses a postgres:// URL with an '@' after its authority
-// (in the path, query or fragment): that is a password holding '/', '?' or '#'
-// not percent-encoded, whose head pgx reads as the port and whose tail as the
-// database, then quotes in its connect error ("failed to connect to
-// `user=u database=S3cr@h:5432/db`"). An '@' meant in a database name or
-// parameter is written %40.
-func postgresAmbiguous(dsn string) error {
+// atAfterHost refuses a URL DSN (driver names it in the error) with an '@'
+// after its authority (in the path, query or fragment): that is a password
+// holding '/', '?' or '#' not percent-encoded, whose head the URL parsers read
+// as the port and whose tail as the database, which a connect error then quotes
+// (pgx: "failed to connect to `user=u database=S3cr@h:5432/db`"). An '@' meant
+// in a database name or parameter is written %40.
+func atAfterHost(driver, dsn string) error {
 	_, rest, ok := strings.Cut(dsn, "://")
 	if !ok {
 		return nil
 	}
 	if end := strings.IndexAny(rest, "/?#"); end >= 0 && strings.Contains(rest[end:], "@") {
-		return errors.New("postgres DSN: an '@' follows the host (not quoted here: it may end a password); " +
-			"percent-encode a '/', '?' or '#' in the password (%2F, %3F, %23) and an '@' in the database or a parameter (%40)")
+		return fmt.Errorf("%s DSN: an '@' follows the host (not quoted here: it may end a password); "+
+			"percent-encode a '/', '?' or '#' in the password (%%2F, %%3F, %%23) and an '@' in the database or a parameter (%%40)", driver)
 	}
 	return nil
 }

@@ -2,7 +2,6 @@ package docs
 
 import (
 	"bytes"
-	"encoding/json"
 	"fmt"
 	"go/ast"
 	"go/parser"
@@ -69,14 +68,7 @@ func runTestSnippets(t *testing.T, root, mdRoot string, snippets []snippet) (str
 	if len(pkgs) == 0 {
 		return "", false, 0
 	}
-	b, err := json.Marshal(map[string]any{"Replace": overlay})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ov := filepath.Join(tmp, "overlay.json")
-	if err := os.WriteFile(ov, b, 0o644); err != nil {
-		t.Fatal(err)
-	}
+	ov := writeOverlay(t, tmp, overlay)
 	bin := filepath.Join(tmp, "bin") + string(filepath.Separator)
 	var out bytes.Buffer
 	build := exec.Command("go", append([]string{"test", "-c", "-vet=off", "-overlay=" + ov, "-o", bin}, pkgs...)...)
@@ -112,22 +104,7 @@ func TestTestSnippetsPass(t *testing.T) {
 		t.Skip("builds and runs test binaries")
 	}
 	root := moduleRoot(t)
-	files, err := docFiles(root)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var all []snippet
-	for _, f := range files {
-		md, err := os.ReadFile(filepath.Join(root, f))
-		if err != nil {
-			t.Fatal(err)
-		}
-		ss, err := extractSnippets(f, string(md))
-		if err != nil {
-			t.Fatal(err)
-		}
-		all = append(all, ss...)
-	}
+	all, _ := docSnippets(t, root)
 	out, failed, n := runTestSnippets(t, root, root, all)
 	if n == 0 {
 		t.Fatal("found no Test function snippets; the guide's handler test is gone or the detection is broken")

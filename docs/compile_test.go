@@ -76,26 +76,20 @@ func compileSnippets(t *testing.T, root, mdRoot string, snippets []snippet) (str
 	if len(pkgs) == 0 {
 		return "", false
 	}
-	b, err := json.Marshal(map[string]any{"Replace": overlay})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ov := filepath.Join(tmp, "overlay.json")
-	if err := os.WriteFile(ov, b, 0o644); err != nil {
-		t.Fatal(err)
-	}
+	ov := writeOverlay(t, tmp, overlay)
 	cmd := exec.Command("go", append([]string{"build", "-overlay=" + ov}, pkgs...)...)
 	cmd.Dir = root
 	var out bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &out
-	err = cmd.Run()
+	err := cmd.Run()
 	text := strings.ReplaceAll(out.String(), mdRoot+string(filepath.Separator), "")
 	return text, err != nil
 }
 
-// TestSnippetsCompile compiles every ```go block of the documentation.
-func TestSnippetsCompile(t *testing.T) {
-	root := moduleRoot(t)
+// docSnippets returns the ```go blocks of every documentation file, and the
+// files.
+func docSnippets(t *testing.T, root string) ([]snippet, []string) {
+	t.Helper()
 	files, err := docFiles(root)
 	if err != nil {
 		t.Fatal(err)
@@ -112,6 +106,28 @@ func TestSnippetsCompile(t *testing.T) {
 		}
 		all = append(all, ss...)
 	}
+	return all, files
+}
+
+// writeOverlay writes a go build -overlay file replacing the paths of overlay
+// (path → file) and returns its name.
+func writeOverlay(t *testing.T, tmp string, overlay map[string]string) string {
+	t.Helper()
+	b, err := json.Marshal(map[string]any{"Replace": overlay})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ov := filepath.Join(tmp, "overlay.json")
+	if err := os.WriteFile(ov, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return ov
+}
+
+// TestSnippetsCompile compiles every ```go block of the documentation.
+func TestSnippetsCompile(t *testing.T) {
+	root := moduleRoot(t)
+	all, files := docSnippets(t, root)
 	if len(all) == 0 {
 		t.Fatal("found no ```go blocks; the extractor or the docs are broken")
 	}

@@ -6,6 +6,8 @@ import (
 	"crypto/rsa"
 	"errors"
 	"net/http"
+	"net/http/httptest"
+	"strings"
 	"testing"
 	"time"
 
@@ -137,4 +139,48 @@ type validatorFunc func(ctx context.Context, token, audience string) (*idtoken.P
 
 func (f validatorFunc) Validate(ctx context.Context, token, audience string) (*idtoken.Payload, error) {
 	return f(ctx, token, audience)
+}
+
+// TestRequireOIDC: the wrapper refuses a POST without a valid token of the
+// push account (401, 403) before the handler sees it, lets a valid one and the
+// safe methods (health probes) through, and refuses an incomplete config.
+func TestRequireOIDC(t *testing.T) {
+	ks := newKeySet(t)
+	cfg := &push.OIDCConfig{Audience: audience, ServiceAccountEmail: pushSA, Validator: ks.validator(t)}
+	reached := 0
+	h, err := push.RequireOIDC(cfg, http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		reached++
+		w.WriteHeader(http.StatusNoContent)
+	}), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	other := pushClaims()
+	other["email"] = "someone@example-project.iam.gserviceaccount.com"
+	for _, tc := range []struct {
+		name, method, auth string
+		status             int
+		outcome            string
+		reached            bool
+	}{
+		{"no token", http.MethodPost, "", http.StatusUnauthorized, push.OutcomeUnauthenticated, false},
+		{"forged", http.MethodPost, "Bearer " + sign(t, ks.key, "other-kid", pushClaims()), http.StatusUnauthorized, push.OutcomeUnauthenticated, false},
+		{"another account", http.MethodPut, "Bearer " + sign(t, ks.key, ks.kid, other), http.StatusForbidden, push.OutcomeForbidden, false},
+		{"valid", http.MethodPost, "Bearer " + sign(t, ks.key, ks.kid, pushClaims()), http.StatusNoContent, "", true},
+		{"health probe", http.MethodGet, "", http.StatusNoContent, "", true},
+	} {
+		reached = 0
+		req := httptest.NewRequest(tc.method, "/", strings.NewReader("{}"))
+		if tc.auth != "" {
+			req.Header.Set("Authorization", tc.auth)
+		}
+		rec := httptest.NewRecorder()
+		h.ServeHTTP(rec, req)
+		if rec.Code != tc.status || rec.Header().Get(push.HeaderOutcome) != tc.outcome || (reached == 1) != tc.reached {
+			t.Errorf("%s: %d %q, reached %d; want %d %q, reached %v", tc.name, rec.Code, rec.Header().Get(push.HeaderOutcome), reached, tc.status, tc.outcome, tc.reached)
+		}
+	}
+	if _, err := push.RequireOIDC(&push.OIDCConfig{Audience: audience}, http.NotFoundHandler(), nil); err == nil || !strings.Contains(err.Error(), "ServiceAccountEmail") {
+		t.Errorf("incomplete config: err = %v, want one naming ServiceAccountEmail", err)
+	}
 }

@@ -161,12 +161,25 @@ func (w *world) startFake(o worldOptions) {
 	}
 }
 
+// worldPlan is the demo's plan with 4 s store phases in a 20 s ack deadline
+// (claim 4 s + work 7 s + complete 4 s + unknown mark 4 s, invariant 5). Under
+// the race detector on two cores, SQLite claims from several worker processes
+// sharing one file can wait on the file's lock past the demo's 2 s claim
+// budget; each such wait answers store-unavailable (503), a nack that spends a
+// delivery attempt the sizing model budgets for crashed holders, and a storm
+// with many kills then dead-lettered healthy orders.
+func worldPlan() sizing.Plan {
+	p := demo.Plan()
+	p.StoreTimeout, p.AckDeadline, p.MaxDeliveryAttempts = 4*time.Second, 20*time.Second, 0
+	return p.WithDefaults()
+}
+
 func (o worldOptions) withDefaults() worldOptions {
 	if o.Workers <= 0 {
 		o.Workers = 2
 	}
 	if o.Plan == (sizing.Plan{}) {
-		o.Plan = demo.Plan()
+		o.Plan = worldPlan()
 	}
 	o.Plan = o.Plan.WithDefaults()
 	if o.Subscriptions <= 0 {

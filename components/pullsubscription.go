@@ -100,13 +100,9 @@ func NewPullSubscription(ctx *pulumi.Context, name string, args *PullSubscriptio
 	parent := pulumi.Composite(pulumi.Parent(c), pulumi.DependsOn(args.DependsOn))
 	wrap := func(what string, err error) error { return fmt.Errorf("pull subscription %q: %s: %w", name, what, err) }
 
-	agent := args.ServiceAgentEmail
-	if agent == nil {
-		id, err := pubsubAgent(ctx, name+"-agent", args.Project, parent)
-		if err != nil {
-			return nil, wrap("service agent", err)
-		}
-		agent = id.Email
+	agent, err := serviceAgent(ctx, name+"-agent", args.Project, args.ServiceAgentEmail, parent)
+	if err != nil {
+		return nil, wrap("service agent", err)
 	}
 	agentMember := pulumi.Sprintf("serviceAccount:%s", agent)
 
@@ -163,7 +159,7 @@ func NewPullSubscription(ctx *pulumi.Context, name string, args *PullSubscriptio
 	c.SubscriptionName = sub.Name
 	c.DeadLetterTopicName = dlq.Name
 	c.DeadLetterSubscriptionName = dlqSub.Name
-	c.ServiceAgentEmail = agent.ToStringOutput()
+	c.ServiceAgentEmail = agent
 	c.Plan = pulumi.ToStringMap(plan.Env()).ToStringMapOutput()
 	if err := ctx.RegisterResourceOutputs(c, pulumi.Map{
 		"subscriptionName": c.SubscriptionName, "deadLetterTopicName": c.DeadLetterTopicName,

@@ -200,13 +200,9 @@ func NewPushSubscription(ctx *pulumi.Context, name string, args *PushSubscriptio
 	parent := pulumi.Composite(pulumi.Parent(c), pulumi.DependsOn(args.DependsOn))
 	wrap := func(what string, err error) error { return fmt.Errorf("push subscription %q: %s: %w", name, what, err) }
 
-	agent := args.ServiceAgentEmail
-	if agent == nil {
-		id, err := pubsubAgent(ctx, name+"-agent", args.Project, parent)
-		if err != nil {
-			return nil, wrap("service agent", err)
-		}
-		agent = id.Email
+	agent, err := serviceAgent(ctx, name+"-agent", args.Project, args.ServiceAgentEmail, parent)
+	if err != nil {
+		return nil, wrap("service agent", err)
 	}
 	agentMember := pulumi.Sprintf("serviceAccount:%s", agent)
 
@@ -354,6 +350,19 @@ func NewPushSubscription(ctx *pulumi.Context, name string, args *PushSubscriptio
 		return nil, err
 	}
 	return c, nil
+}
+
+// serviceAgent returns email when it is set, else the email of the project's
+// Pub/Sub service agent, created (or read) with pubsubAgent.
+func serviceAgent(ctx *pulumi.Context, name string, project, email pulumi.StringInput, opts ...pulumi.ResourceOption) (pulumi.StringOutput, error) {
+	if email != nil {
+		return email.ToStringOutput(), nil
+	}
+	id, err := pubsubAgent(ctx, name, project, opts...)
+	if err != nil {
+		return pulumi.StringOutput{}, err
+	}
+	return id.Email, nil
 }
 
 // pubsubAgent creates (or reads, when it exists) the project's Pub/Sub service

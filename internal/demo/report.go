@@ -147,7 +147,7 @@ func (r Report) print(w io.Writer) {
 		{"held more than once", int64(r.HeldMoreThanOnce), "must be 0"},
 		{"lost orders", int64(r.Missing), "must be 0"},
 		{"repeated calls", int64(r.Repeats), "calls after the order was committed; the supplier absorbed them"},
-		{"  explained by a kill", int64(r.ExplainedRepeats), fmt.Sprintf("the caller was killed inside the call→done window; %d kills cut a call", r.KillsInWindow)},
+		{"  explained by a kill", int64(r.ExplainedRepeats), fmt.Sprintf("the caller was killed inside the call→done window; kills that cut a call: %d", r.KillsInWindow)},
 		{"  unexplained", int64(r.UnexplainedRepeats), "must be 0"},
 	} {
 		line := fmt.Sprintf("  %-28s %6d", row.label, row.n)

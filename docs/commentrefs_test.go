@@ -87,7 +87,7 @@ func TestBrokenCommentRefs(t *testing.T) {
 	write("docs/guide.md", "# Guide\n")
 	write("pkg/notes.md", "notes\n")
 	write("pkg/a.go", "// Package pkg follows docs/guide.md and notes.md,\n"+
-		"// unlike DESIGN.md and docs/gone.md.\npackage pkg\n\n"+
+		"// unlike ROADMAP.md and docs/gone.md.\npackage pkg\n\n"+
 		"var s = \"docs/also-gone.md\" // (see `docs/missing.md`)\n")
 	write("pkg/testdata/b.go", "// docs/ignored.md\npackage x\n")
 	bad, err := brokenCommentRefs(root)
@@ -95,7 +95,7 @@ func TestBrokenCommentRefs(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := []string{
-		"pkg/a.go:2: comment names DESIGN.md, which does not exist",
+		"pkg/a.go:2: comment names ROADMAP.md, which does not exist",
 		"pkg/a.go:2: comment names docs/gone.md, which does not exist",
 		"pkg/a.go:5: comment names docs/missing.md, which does not exist",
 	}

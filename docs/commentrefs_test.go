@@ -76,14 +76,7 @@ func TestCommentFileRefs(t *testing.T) {
 
 func TestBrokenCommentRefs(t *testing.T) {
 	root := t.TempDir()
-	write := func(name, body string) {
-		if err := os.MkdirAll(filepath.Dir(filepath.Join(root, name)), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(filepath.Join(root, name), []byte(body), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
+	write := func(name, body string) { writeFile(t, root, name, body) }
 	write("docs/guide.md", "# Guide\n")
 	write("pkg/notes.md", "notes\n")
 	write("pkg/a.go", "// Package pkg follows docs/guide.md and notes.md,\n"+

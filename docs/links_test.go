@@ -145,16 +145,21 @@ func TestAnchors(t *testing.T) {
 	}
 }
 
+// writeFile writes body at name below root, making its folders.
+func writeFile(t *testing.T, root, name, body string) {
+	t.Helper()
+	path := filepath.Join(root, name)
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, []byte(body), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
 func TestBrokenLinks(t *testing.T) {
 	root := t.TempDir()
-	write := func(name, body string) {
-		if err := os.MkdirAll(filepath.Dir(filepath.Join(root, name)), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(filepath.Join(root, name), []byte(body), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
+	write := func(name, body string) { writeFile(t, root, name, body) }
 	write("docs/guide.md", "# Guide\n## Choosing the key\n")
 	write("README.md", "See [guide](docs/guide.md), [key](docs/guide.md#choosing-the-key),\n"+
 		"[gone](docs/gone.md), [bad anchor](docs/guide.md#nope), [web](https://example.com/x),\n"+

@@ -13,9 +13,11 @@ import (
 // dsnSecrets returns what of dsn's password an error must not show: the whole
 // password (everything between the first ':' of the user information and the
 // last '@' of the authority) and each of its '@'-, ':'- and '/'-separated
-// pieces, when at least 6 bytes long and found nowhere else in the DSN.
+// pieces, when at least 6 bytes long and found nowhere else in the DSN (its
+// scheme included: a piece "stgres" of the password cannot be told apart from
+// the "postgres" every error names).
 func dsnSecrets(dsn string) []string {
-	_, rest, ok := strings.Cut(dsn, "://")
+	scheme, rest, ok := strings.Cut(dsn, "://")
 	if !ok {
 		return nil
 	}
@@ -27,7 +29,7 @@ func dsnSecrets(dsn string) []string {
 	if !ok {
 		return nil
 	}
-	elsewhere := user + "\x00" + rest[at:]
+	elsewhere := scheme + "\x00" + user + "\x00" + rest[at:]
 	var out []string
 	for _, s := range append([]string{pass}, strings.FieldsFunc(pass, func(r rune) bool { return strings.ContainsRune("@:/", r) })...) {
 		if len(s) >= 6 && !strings.Contains(elsewhere, s) {

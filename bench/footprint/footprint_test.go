@@ -58,8 +58,9 @@ func BenchmarkMemgateRecord(b *testing.B) {
 }
 
 // stubBackend answers every claim Won and every completion true, storing
-// nothing, so only the gate's own memory is measured.
-type stubBackend struct{}
+// nothing, so only the gate's own memory is measured. The embedded Backend is
+// nil: the benchmark's Locks call only Claim and Complete.
+type stubBackend struct{ gate.Backend }
 
 func (stubBackend) Claim(_ context.Context, r gate.ClaimRequest) (gate.ClaimResult, error) {
 	now := time.Now()

@@ -81,23 +81,9 @@ func TestDialCountsExchanges(t *testing.T) {
 	}
 }
 
-func TestCountBackendKeepsAbilities(t *testing.T) {
+func TestCountBackendCountsPortCalls(t *testing.T) {
 	var calls roundtrip.Counter
 	b := roundtrip.CountBackend(memgate.New(nil), &calls)
-	for name, ok := range map[string]bool{
-		"Renewer":        is[gate.Renewer](b),
-		"TerminalFailer": is[gate.TerminalFailer](b),
-		"UnknownMarker":  is[gate.UnknownMarker](b),
-	} {
-		if !ok {
-			t.Errorf("the wrapper of memgate is not a gate.%s", name)
-		}
-	}
-	bare := roundtrip.CountBackend(claimOnly{b}, &calls)
-	if is[gate.Renewer](bare) || is[gate.TerminalFailer](bare) || is[gate.UnknownMarker](bare) {
-		t.Errorf("the wrapper of a plain gate.Backend has abilities the backend lacks: %T", bare)
-	}
-
 	ctx := context.Background()
 	per := new(roundtrip.Counter)
 	g, err := gate.New(b, nil)
@@ -121,11 +107,6 @@ func TestCountBackendKeepsAbilities(t *testing.T) {
 		t.Errorf("the first Lock's context counted %d port calls (%s), want 2", got, per)
 	}
 }
-
-func is[T any](v any) bool { _, ok := v.(T); return ok }
-
-// claimOnly hides every optional ability of a backend.
-type claimOnly struct{ gate.Backend }
 
 func TestConnectorCountsStatements(t *testing.T) {
 	name := filepath.Join(t.TempDir(), "t.db")

@@ -134,7 +134,7 @@ func run() error {
 	}
 
 	if cfg.purge > 0 {
-		p, ok := st.Backend.(gate.Purger)
+		p, ok := st.Backend.(gate.Admin)
 		if !ok {
 			return fmt.Errorf("-purge: backend %s cannot purge", cfg.backend)
 		}
@@ -206,7 +206,7 @@ func bare(probe func(context.Context) error) http.Handler {
 
 // purgeLoop deletes expired records every interval until ctx ends, as an
 // operator's scheduled `oncegate purge` would.
-func purgeLoop(ctx context.Context, p gate.Purger, every time.Duration) {
+func purgeLoop(ctx context.Context, p gate.Admin, every time.Duration) {
 	t := time.NewTicker(every)
 	defer t.Stop()
 	for {

@@ -17,7 +17,8 @@ import (
 
 // withBackend opens the backend the ONCEGATE_* environment names (only
 // ONCEGATE_BACKEND, its address variables and ONCEGATE_NAMESPACE are needed),
-// checks that it has capability T (what says which, for the error) and calls
+// checks that it is a T (gate.Backend, or gate.Admin for the operator's verbs;
+// what says which, for the error, which wraps errors.ErrUnsupported) and calls
 // fn with both.
 func withBackend[T any](cmd *cobra.Command, what string, fn func(cfg *gateenv.Config, b T) error) error {
 	cfg, err := gateenv.NewAdmin(cmd.Context(), &gateenv.Options{Getenv: os.Getenv, Logger: cmdLogger(cmd)})
@@ -27,7 +28,7 @@ func withBackend[T any](cmd *cobra.Command, what string, fn func(cfg *gateenv.Co
 	defer cfg.Close()
 	b, ok := cfg.Backend.(T)
 	if !ok {
-		return fmt.Errorf("backend %s cannot %s", cfg.BackendName, what)
+		return fmt.Errorf("backend %s cannot %s: %w", cfg.BackendName, what, errors.ErrUnsupported)
 	}
 	return fn(cfg, b)
 }
@@ -140,7 +141,7 @@ live lease), free (released or lapsed), done, failed or unknown; a key with no r
 is an error (exit 1), or {"key": …, "status": "absent"} with --json.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return withBackend(cmd, "inspect records", func(cfg *gateenv.Config, in gate.Inspector) error {
+			return withBackend(cmd, "inspect records", func(cfg *gateenv.Config, in gate.Backend) error {
 				key := storedKey(cfg, args[0], raw)
 				r, ok, err := in.Inspect(cmd.Context(), key)
 				if err != nil {
@@ -175,7 +176,7 @@ printed without the namespace, as inspect and resolve take it. With --raw, or wh
 ONCEGATE_NAMESPACE is empty, it lists every namespace's, keys as stored (for --raw verbs).`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			return withBackend(cmd, "list unresolved records", func(cfg *gateenv.Config, l gate.UnresolvedLister) error {
+			return withBackend(cmd, "list unresolved records", func(cfg *gateenv.Config, l gate.Admin) error {
 				rs, err := listUnresolved(cmd.Context(), l, cfg, limit, raw)
 				if err != nil {
 					return err
@@ -207,7 +208,7 @@ ONCEGATE_NAMESPACE is empty, it lists every namespace's, keys as stored (for --r
 // listUnresolved returns up to limit (≤ 0: all) unknown records, oldest first:
 // with a namespace and not raw, only keys "<namespace>:…", that prefix cut off
 // (the backend lists every namespace, so it is asked for all of them).
-func listUnresolved(ctx context.Context, l gate.UnresolvedLister, cfg *gateenv.Config, limit int, raw bool) ([]gate.Record, error) {
+func listUnresolved(ctx context.Context, l gate.Admin, cfg *gateenv.Config, limit int, raw bool) ([]gate.Record, error) {
 	ns := cfg.Gate.Namespace
 	if raw || ns == "" {
 		return l.ListUnresolved(ctx, limit)
@@ -236,7 +237,7 @@ func newResolveCmd() *cobra.Command {
 			if done == retry {
 				return errors.New("resolve: give exactly one of --done (the effect happened) or --retry (run it again)")
 			}
-			return withBackend(cmd, "resolve records", func(cfg *gateenv.Config, rs gate.Resolver) error {
+			return withBackend(cmd, "resolve records", func(cfg *gateenv.Config, rs gate.Admin) error {
 				key := storedKey(cfg, args[0], raw)
 				if err := rs.Resolve(cmd.Context(), key, done, cfg.Plan.TTL); err != nil {
 					return err
@@ -269,13 +270,11 @@ below the largest fence (2^53-1): at that fence no further claim could be grante
 				return fmt.Errorf("advance-fence: --at-least %d: want a fence from 1 to %d (gate.MaxFence %d less one, so the next claim still gets a fence)",
 					atLeast, gate.MaxFence-1, gate.MaxFence)
 			}
-			return withBackend(cmd, "advance fences", func(cfg *gateenv.Config, a gate.FenceAdvancer) error {
+			return withBackend(cmd, "advance fences", func(cfg *gateenv.Config, a gate.Backend) error {
 				key := storedKey(cfg, args[0], raw)
 				existed := true
-				if in, ok := a.(gate.Inspector); ok {
-					if _, found, err := in.Inspect(cmd.Context(), key); err == nil {
-						existed = found
-					}
+				if _, found, err := a.Inspect(cmd.Context(), key); err == nil {
+					existed = found
 				}
 				f, err := a.AdvanceFence(cmd.Context(), key, atLeast, cfg.Plan.TTL)
 				if err != nil {
@@ -304,7 +303,7 @@ func newPurgeCmd() *cobra.Command {
 		Short: "Delete records past expires_at (never a live claim or an unknown record)",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			return withBackend(cmd, "purge records", func(_ *gateenv.Config, p gate.Purger) error {
+			return withBackend(cmd, "purge records", func(_ *gateenv.Config, p gate.Admin) error {
 				n, err := p.Purge(cmd.Context(), limit)
 				if err != nil {
 					return err

@@ -12,7 +12,7 @@ import (
 	"github.com/oncegate/oncegate/runtime/gate"
 )
 
-// Inspect implements gate.Inspector with one strongly consistent Lookup. An
+// Inspect implements gate.Backend with one strongly consistent Lookup. An
 // expired record (past expires_at on the store's clock) is reported absent.
 func (s *Store) Inspect(ctx context.Context, key string) (gate.Record, bool, error) {
 	var e entity
@@ -32,7 +32,7 @@ func (s *Store) Inspect(ctx context.Context, key string) (gate.Record, bool, err
 	return e.rec, true, nil
 }
 
-// ListUnresolved implements gate.UnresolvedLister. It queries state = unknown
+// ListUnresolved implements gate.Admin. It queries state = unknown
 // (a single-property index, no composite index needed) and sorts client-side by
 // lease expiry, then key, so it reads every unknown record before applying
 // limit: unknown records are meant to be few, each awaiting an operator.

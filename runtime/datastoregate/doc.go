@@ -1,7 +1,7 @@
 // Package datastoregate is a gate.Backend on Firestore in Datastore mode (or
 // legacy Cloud Datastore) through cloud.google.com/go/datastore. It implements
-// every optional capability of the gate package with the semantics of memgate,
-// the reference backend. Construct it with New on a configured
+// gate.Admin (the whole port) with the semantics of memgate, the reference
+// backend. Construct it with New on a configured
 // *datastore.Client (which picks the project and the database) or with Open.
 //
 // # Records

@@ -21,7 +21,7 @@ func (s *Store) Complete(ctx context.Context, c gate.Completion) (bool, error) {
 	return s.finish(ctx, "complete", c, gate.StateDone)
 }
 
-// Fail implements gate.TerminalFailer like Complete, moving the record to failed.
+// Fail implements gate.Backend like Complete, moving the record to failed.
 func (s *Store) Fail(ctx context.Context, c gate.Completion) (bool, error) {
 	return s.finish(ctx, "fail", c, gate.StateFailed)
 }
@@ -55,7 +55,7 @@ func (s *Store) Release(ctx context.Context, key string, fence int64) (bool, err
 	})
 }
 
-// Renew implements gate.Renewer: lease_expiry = now + lease, and expires_at at
+// Renew implements gate.Backend: lease_expiry = now + lease, and expires_at at
 // least lease_expiry + ttl, on a claimed record whose fence equals fence, even
 // if its lease lapsed (but it was not reclaimed). It reports false when stale.
 func (s *Store) Renew(ctx context.Context, key string, fence int64, lease, ttl time.Duration) (bool, error) {
@@ -72,7 +72,7 @@ func (s *Store) Renew(ctx context.Context, key string, fence int64, lease, ttl t
 	})
 }
 
-// MarkUnknown implements gate.UnknownMarker: a claimed record whose fence equals
+// MarkUnknown implements gate.Backend: a claimed record whose fence equals
 // fence becomes unknown, without expires_at, so neither the TTL policy nor Purge
 // ever deletes it. It reports false when stale.
 func (s *Store) MarkUnknown(ctx context.Context, key string, fence int64) (bool, error) {
@@ -86,7 +86,7 @@ func (s *Store) MarkUnknown(ctx context.Context, key string, fence int64) (bool,
 	})
 }
 
-// AdvanceFence implements gate.FenceAdvancer: the fence becomes max(fence,
+// AdvanceFence implements gate.Backend: the fence becomes max(fence,
 // atLeast), never lower; an absent key gets a lapsed claimed record with that
 // fence and expires_at = now + ttl. atLeast past gate.MaxFence is an error
 // matching gate.ErrFenceExhausted, returned before any RPC.
@@ -109,7 +109,7 @@ func (s *Store) AdvanceFence(ctx context.Context, key string, atLeast int64, ttl
 	})
 }
 
-// Resolve implements gate.Resolver: an unknown record becomes done (asDone, with
+// Resolve implements gate.Admin: an unknown record becomes done (asDone, with
 // expires_at = now + ttl) or a lapsed claim with fence+1 (retry). It returns an
 // error matching gate.ErrNotFound when the key is absent and gate.ErrNotUnknown
 // when its state is not unknown.

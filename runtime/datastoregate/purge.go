@@ -12,7 +12,7 @@ import (
 // transaction.
 const purgePage = 100
 
-// Purge implements gate.Purger, for a database without a TTL policy on
+// Purge implements gate.Admin, for a database without a TTL policy on
 // expires_at (or to reclaim storage sooner than the policy does). It queries, in
 // pages, the keys whose expires_at has passed on the store's clock (a
 // single-property index, which Datastore keeps by default), and deletes each

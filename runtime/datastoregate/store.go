@@ -85,17 +85,7 @@ type Store struct {
 	log     *slog.Logger
 }
 
-var (
-	_ gate.Backend          = (*Store)(nil)
-	_ gate.Renewer          = (*Store)(nil)
-	_ gate.TerminalFailer   = (*Store)(nil)
-	_ gate.UnknownMarker    = (*Store)(nil)
-	_ gate.FenceAdvancer    = (*Store)(nil)
-	_ gate.Inspector        = (*Store)(nil)
-	_ gate.Purger           = (*Store)(nil)
-	_ gate.UnresolvedLister = (*Store)(nil)
-	_ gate.Resolver         = (*Store)(nil)
-)
+var _ gate.Admin = (*Store)(nil)
 
 // New returns a Store on the caller's client, which picks the project and the
 // database. The caller keeps ownership of c; Close does not close it. It

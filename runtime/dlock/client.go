@@ -20,8 +20,7 @@ type Client struct {
 }
 
 // New returns a Client over b. It returns an error naming the field when opts is
-// invalid, and a *CapabilityError naming the missing gate interfaces when b lacks
-// a capability in opts.Require.
+// invalid.
 func New(b gate.Backend, opts *Options) (*Client, error) {
 	if b == nil {
 		return nil, errors.New("dlock.New: backend is nil")
@@ -29,9 +28,6 @@ func New(b gate.Backend, opts *Options) (*Client, error) {
 	o, err := opts.withDefaults()
 	if err != nil {
 		return nil, err
-	}
-	if m := missing(b, o.Require); m != 0 {
-		return nil, &CapabilityError{Missing: m, Backend: fmt.Sprintf("%T", b), Op: "dlock.New"}
 	}
 	return &Client{b: b, opts: o}, nil
 }
@@ -44,14 +40,6 @@ func (c *Client) Options() Options { return c.opts }
 
 // Key returns the store key a lock on key lives under: "<Namespace>:<key>".
 func (c *Client) Key(key string) string { return c.opts.Namespace + ":" + key }
-
-// need returns a *CapabilityError when the backend lacks want.
-func (c *Client) need(op string, want Capability) error {
-	if m := missing(c.b, want); m != 0 {
-		return &CapabilityError{Missing: m, Backend: fmt.Sprintf("%T", c.b), Op: "dlock." + op}
-	}
-	return nil
-}
 
 func (c *Client) owner(owner string) string {
 	if owner == "" {
@@ -137,11 +125,8 @@ func (c *Client) claim(ctx context.Context, key, owner, token string) (*Lock, er
 // lease, and reports whether it did. The next acquirer gets a higher token. It
 // reads the record, then releases it by its fence: if another holder took the
 // key in between, the fence moved and Release reports false. Liveness is judged
-// as Inspect judges it. It needs gate.Inspector (else a *CapabilityError).
+// as Inspect judges it.
 func (c *Client) Release(ctx context.Context, key, owner string) (bool, error) {
-	if err := c.need("Release", CanInspect); err != nil {
-		return false, err
-	}
 	rec, held, err := c.heldBy(ctx, key, c.owner(owner))
 	if err != nil || !held {
 		return false, err
@@ -156,17 +141,13 @@ func (c *Client) Release(ctx context.Context, key, owner string) (bool, error) {
 // Renew resets the lease of key to one Lease from now on the store's clock,
 // token unchanged, if owner (empty means Options.Owner) holds it with a live
 // lease, and reports whether it did. Like Release it is fenced: a holder change
-// in between makes it report false. It needs gate.Inspector and gate.Renewer
-// (else a *CapabilityError).
+// in between makes it report false.
 func (c *Client) Renew(ctx context.Context, key, owner string) (bool, error) {
-	if err := c.need("Renew", CanInspect|CanRenew); err != nil {
-		return false, err
-	}
 	rec, held, err := c.heldBy(ctx, key, c.owner(owner))
 	if err != nil || !held {
 		return false, err
 	}
-	ok, err := c.b.(gate.Renewer).Renew(ctx, rec.Key, rec.Fence, c.opts.Lease, c.opts.TTL)
+	ok, err := c.b.Renew(ctx, rec.Key, rec.Fence, c.opts.Lease, c.opts.TTL)
 	if err != nil {
 		return false, fmt.Errorf("renew %q: %w", rec.Key, err)
 	}
@@ -187,12 +168,8 @@ func (c *Client) heldBy(ctx context.Context, key, owner string) (gate.Record, bo
 // holder with a lower token can no longer renew or release (its Scope is
 // cancelled with gate.ErrLeaseLost). Use it after the store lost data (see the
 // package doc's recovery procedure). A negative atLeast is an error; one past
-// gate.MaxFence matches gate.ErrFenceExhausted. It needs gate.FenceAdvancer
-// (else a *CapabilityError).
+// gate.MaxFence matches gate.ErrFenceExhausted.
 func (c *Client) AdvanceFence(ctx context.Context, key string, atLeast int64) (int64, error) {
-	if err := c.need("AdvanceFence", CanAdvanceFence); err != nil {
-		return 0, err
-	}
 	sk := c.Key(key)
 	switch {
 	case key == "":
@@ -202,7 +179,7 @@ func (c *Client) AdvanceFence(ctx context.Context, key string, atLeast int64) (i
 	case atLeast > gate.MaxFence:
 		return 0, fmt.Errorf("advance fence %q to %d: %w", sk, atLeast, gate.ErrFenceExhausted)
 	}
-	f, err := c.b.(gate.FenceAdvancer).AdvanceFence(ctx, sk, atLeast, c.opts.TTL)
+	f, err := c.b.AdvanceFence(ctx, sk, atLeast, c.opts.TTL)
 	if err != nil {
 		return 0, fmt.Errorf("advance fence %q: %w", sk, err)
 	}

@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"github.com/oncegate/oncegate/runtime/dlock"
-	"github.com/oncegate/oncegate/runtime/gate"
 	"github.com/oncegate/oncegate/runtime/memgate"
 )
 
@@ -25,7 +24,6 @@ func TestOptionsValidation(t *testing.T) {
 		{"renew over half the lease", dlock.Options{Lease: time.Minute, RenewInterval: 31 * time.Second}, "dlock.Options.RenewInterval: 31s must be positive and at most half of Lease 1m0s"},
 		{"lease too short for a default interval", dlock.Options{Lease: 2}, "dlock.Options.RenewInterval"},
 		{"negative retry", dlock.Options{RetryInterval: -1}, "dlock.Options.RetryInterval"},
-		{"unknown capability", dlock.Options{Require: 1 << 6}, "dlock.Options.Require: unknown capability bits 0x40"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, err := dlock.New(memgate.New(nil), &tc.opts)
@@ -53,91 +51,6 @@ func TestDefaults(t *testing.T) {
 	}
 	if got := c.Key("k"); got != "lock:k" {
 		t.Fatalf("Key = %q, want lock:k", got)
-	}
-}
-
-func TestRequireFailsClosedAtWiring(t *testing.T) {
-	for _, tc := range []struct {
-		name    string
-		b       gate.Backend
-		require dlock.Capability
-		missing dlock.Capability
-	}{
-		{"bare backend, fencing", bare{memgate.New(nil)}, dlock.RequireFencing, dlock.RequireFencing},
-		{"renewer only, fencing", &flakyRenewer{Backend: memgate.New(nil)}, dlock.RequireFencing, dlock.CanAdvanceFence | dlock.CanInspect},
-		{"renewer only, renew", &flakyRenewer{Backend: memgate.New(nil)}, dlock.CanRenew, 0},
-		{"bare backend, nothing required", bare{memgate.New(nil)}, 0, 0},
-		{"memgate, fencing", memgate.New(nil), dlock.RequireFencing, 0},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			_, err := dlock.New(tc.b, &dlock.Options{Require: tc.require})
-			var ce *dlock.CapabilityError
-			if tc.missing == 0 {
-				if err != nil {
-					t.Fatalf("New: %v", err)
-				}
-				return
-			}
-			if !errors.As(err, &ce) || ce.Missing != tc.missing || !errors.Is(err, errors.ErrUnsupported) {
-				t.Fatalf("New: err = %v, want a *CapabilityError missing %s", err, tc.missing)
-			}
-			for _, name := range strings.Split(tc.missing.String(), "|") {
-				if !strings.Contains(err.Error(), name) {
-					t.Fatalf("error %q does not name %s", err, name)
-				}
-			}
-		})
-	}
-}
-
-func TestCallsNeedingAMissingCapability(t *testing.T) {
-	ctx := context.Background()
-	c := newClient(t, bare{memgate.New(nil)}, newClock(), dlock.Options{})
-	unsupported := func(what string, err error) {
-		t.Helper()
-		var ce *dlock.CapabilityError
-		if !errors.As(err, &ce) || !errors.Is(err, errors.ErrUnsupported) {
-			t.Fatalf("%s: err = %v, want a *CapabilityError", what, err)
-		}
-	}
-	_, err := c.Inspect(ctx, "k")
-	unsupported("Inspect", err)
-	_, err = c.Release(ctx, "k", "")
-	unsupported("Release by owner", err)
-	_, err = c.Renew(ctx, "k", "")
-	unsupported("Renew by owner", err)
-	_, err = c.AdvanceFence(ctx, "k", 9)
-	unsupported("AdvanceFence", err)
-	ran := false
-	unsupported("Do", c.Do(ctx, "k", func(context.Context, int64) error { ran = true; return nil }))
-	if ran {
-		t.Fatal("Do ran fn over a backend that cannot renew")
-	}
-	l, err := c.Acquire(ctx, "k", "")
-	if err != nil {
-		t.Fatalf("Acquire: %v (Acquire and Release need no optional capability)", err)
-	}
-	unsupported("Lock.Renew", l.Renew(ctx))
-	unsupported("Lock.Scope", l.Scope(ctx, func(context.Context, int64) error { ran = true; return nil }))
-	if ran {
-		t.Fatal("Scope ran fn over a backend that cannot renew")
-	}
-	if ok, err := l.Release(ctx); !ok || err != nil {
-		t.Fatalf("Release after a refused Scope = %v, %v; want the lock still held", ok, err)
-	}
-}
-
-func TestCapabilityString(t *testing.T) {
-	for c, want := range map[dlock.Capability]string{
-		0:                                 "none",
-		dlock.CanRenew:                    "gate.Renewer",
-		dlock.CanAdvanceFence:             "gate.FenceAdvancer",
-		dlock.RequireFencing:              "gate.Renewer|gate.FenceAdvancer|gate.Inspector",
-		dlock.CanInspect | dlock.CanRenew: "gate.Renewer|gate.Inspector",
-	} {
-		if got := c.String(); got != want {
-			t.Errorf("%d.String() = %q, want %q", c, got, want)
-		}
 	}
 }
 

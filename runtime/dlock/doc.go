@@ -26,14 +26,6 @@
 // always in state claimed, and are never completed, so they never mix with the
 // gateway's done records; a Gate must not share the namespace.
 //
-// # Capabilities
-//
-// Renewing needs gate.Renewer, inspecting and acting by owner need gate.Inspector,
-// and AdvanceFence needs gate.FenceAdvancer. A call that needs a missing one
-// returns a *CapabilityError. To fail closed at wiring instead, set
-// Options.Require (RequireFencing for all three): New then refuses such a backend
-// with an error naming the missing interface.
-//
 // # Clocks
 //
 // Leases are set and judged by the backend on the store's clock. The queries

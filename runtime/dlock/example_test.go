@@ -11,7 +11,7 @@ import (
 )
 
 func ExampleClient_Acquire() {
-	locks, _ := dlock.New(memgate.New(nil), &dlock.Options{Require: dlock.RequireFencing})
+	locks, _ := dlock.New(memgate.New(nil), nil)
 	ctx := context.Background()
 
 	l, _ := locks.Acquire(ctx, "invoice-run", "worker-a")

@@ -37,9 +37,6 @@ func newClient(t *testing.T, b gate.Backend, clk *gatetest.Clock, opts dlock.Opt
 	return c
 }
 
-// bare is a backend with none of the optional capabilities.
-type bare struct{ gate.Backend }
-
 // flakyRenewer fails the first fails renewals (all of them when fails < 0) with
 // errStore, then delegates.
 type flakyRenewer struct {
@@ -56,7 +53,7 @@ func (f *flakyRenewer) Renew(ctx context.Context, key string, fence int64, lease
 	if f.fails < 0 || n <= f.fails {
 		return false, errStore
 	}
-	ok, err := f.Backend.(gate.Renewer).Renew(ctx, key, fence, lease, ttl)
+	ok, err := f.Backend.Renew(ctx, key, fence, lease, ttl)
 	if ok {
 		f.renewals.Add(1)
 	}

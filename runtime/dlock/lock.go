@@ -45,13 +45,9 @@ func (l *Lock) LeaseExpiry() time.Time { return l.leaseExpiry }
 // Renew resets the lease to one Lease from now on the store's clock, token
 // unchanged. A lapsed lease that no one took meanwhile is renewed. It returns an
 // error matching gate.ErrLeaseLost when the lock was released or another holder
-// took the key (or advanced its fence), a *CapabilityError when the backend is
-// not a gate.Renewer, or the store's error.
+// took the key (or advanced its fence), or the store's error.
 func (l *Lock) Renew(ctx context.Context) error {
-	if err := l.c.need("Lock.Renew", CanRenew); err != nil {
-		return err
-	}
-	ok, err := l.c.b.(gate.Renewer).Renew(ctx, l.storeKey, l.token, l.c.opts.Lease, l.c.opts.TTL)
+	ok, err := l.c.b.Renew(ctx, l.storeKey, l.token, l.c.opts.Lease, l.c.opts.TTL)
 	if err != nil {
 		return fmt.Errorf("renew %q (token %d): %w", l.storeKey, l.token, err)
 	}

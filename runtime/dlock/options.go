@@ -2,7 +2,6 @@ package dlock
 
 import (
 	"cmp"
-	"fmt"
 	"log/slog"
 	"time"
 
@@ -58,11 +57,6 @@ type Options struct {
 	// Owner names the holder when a call passes an empty owner. Default
 	// "<hostname>/<pid>".
 	Owner string
-	// Require lists the optional backend capabilities New insists on (fail closed
-	// at wiring). Zero requires none: a call that needs a missing capability then
-	// returns a *CapabilityError. Use RequireFencing for a lock whose tokens must
-	// stay renewable, checkable and restorable after store data loss.
-	Require Capability
 	// Now is the clock that judges leases (IsLocked, Owner, TTL, Inspect, Release
 	// and Renew by owner) when the backend is not a Clock. Default time.Now: the
 	// client's clock, so skew between this machine and the store shifts those
@@ -92,9 +86,6 @@ func (o *Options) withDefaults() (Options, error) {
 	}
 	v.RetryInterval = cmp.Or(v.RetryInterval, DefaultRetryInterval)
 	v.StoreTimeout = cmp.Or(v.StoreTimeout, DefaultStoreTimeout)
-	if v.Require&^RequireFencing != 0 {
-		return v, fmt.Errorf("dlock.Options.Require: unknown capability bits %#x; combine CanRenew, CanAdvanceFence and CanInspect", uint(v.Require&^RequireFencing))
-	}
 	v.Owner = cmp.Or(v.Owner, lease.DefaultOwner())
 	if v.Now == nil {
 		v.Now = time.Now

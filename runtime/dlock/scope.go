@@ -24,12 +24,7 @@ type ScopeFunc func(ctx context.Context, token int64) error
 //     in the chain);
 //   - an error matching gate.ErrFencedOut when the final release was refused
 //     because another holder took the key while fn ran.
-//
-// It needs gate.Renewer (else a *CapabilityError, checked before acquiring).
 func (c *Client) Do(ctx context.Context, key string, fn ScopeFunc) error {
-	if err := c.need("Do", CanRenew); err != nil {
-		return err
-	}
 	l, err := c.Acquire(ctx, key, "")
 	if err != nil {
 		return err
@@ -43,16 +38,13 @@ func (c *Client) Do(ctx context.Context, key string, fn ScopeFunc) error {
 // when the next one would come after the lease (as last confirmed, measured on
 // this machine's monotonic clock from when that renewal was sent) may have
 // lapsed, fn's context is cancelled with gate.ErrLeaseLost instead. Each
-// renewal call is bounded by the time left on the lease as last confirmed. A release
-// that fails without an answer is logged, and the lease lapses on its own. It
-// needs gate.Renewer (else a *CapabilityError, and l is left held).
+// renewal call is bounded by the time left on the lease as last confirmed. A
+// release that fails without an answer is logged, and the lease lapses on its
+// own.
 func (l *Lock) Scope(ctx context.Context, fn ScopeFunc) error {
-	if err := l.c.need("Lock.Scope", CanRenew); err != nil {
-		return err
-	}
 	fctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
-	stop := l.keepAlive(fctx, cancel, l.c.b.(gate.Renewer))
+	stop := l.keepAlive(fctx, cancel)
 	panicked := true
 	defer func() {
 		if panicked {
@@ -96,11 +88,11 @@ func (l *Lock) releaseAfter(ctx context.Context) (bool, error) {
 // with the loop the gate's heartbeat shares (runtime/internal/lease). It
 // cancels ctx with a cause matching gate.ErrLeaseLost when a renewal is refused,
 // or when the lease as last confirmed may lapse before the next attempt.
-func (l *Lock) keepAlive(ctx context.Context, cancel context.CancelCauseFunc, r gate.Renewer) (stop func()) {
+func (l *Lock) keepAlive(ctx context.Context, cancel context.CancelCauseFunc) (stop func()) {
 	o := l.c.opts
 	return lease.Keeper{
 		Renew: func(ctx context.Context) (bool, error) {
-			return r.Renew(ctx, l.storeKey, l.token, o.Lease, o.TTL)
+			return l.c.b.Renew(ctx, l.storeKey, l.token, o.Lease, o.TTL)
 		},
 		Interval:  o.RenewInterval,
 		Lease:     o.Lease,

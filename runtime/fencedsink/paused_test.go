@@ -104,7 +104,7 @@ func TestRecoveryAfterTheLockStoreLostData(t *testing.T) {
 	ctx := context.Background()
 	acct := newAccounts(t)
 	exec(t, acct.db, "INSERT INTO "+acct.table+" (id) VALUES ('acct-1')")
-	locks, _ := dlock.New(memgate.New(nil), &dlock.Options{Require: dlock.RequireFencing})
+	locks, _ := dlock.New(memgate.New(nil), nil)
 	for range 3 {
 		if err := locks.Do(ctx, "acct-1", func(_ context.Context, token int64) error {
 			return acct.set(acct.sink.Term("acct-1", token), token*10)
@@ -113,7 +113,7 @@ func TestRecoveryAfterTheLockStoreLostData(t *testing.T) {
 		}
 	}
 
-	locks, _ = dlock.New(memgate.New(nil), &dlock.Options{Require: dlock.RequireFencing}) // the store lost its records
+	locks, _ = dlock.New(memgate.New(nil), nil) // the store lost its records
 	err := locks.Do(ctx, "acct-1", func(_ context.Context, token int64) error {
 		return acct.set(acct.sink.Term("acct-1", token), -1)
 	})

@@ -68,7 +68,7 @@ type ClaimResult struct {
 	Record Record
 }
 
-// Completion is the input of Backend.Complete and TerminalFailer.Fail.
+// Completion is the input of Backend.Complete and Backend.Fail.
 type Completion struct {
 	Key   string
 	Fence int64
@@ -78,14 +78,16 @@ type Completion struct {
 	Result []byte
 }
 
-// Backend is the store port every backend implements. All methods may be called
+// Backend is the store port every backend implements: every method the Gate and
+// the distributed lock (runtime/dlock) call. All methods may be called
 // concurrently. Backends do not retry on their own: the Gate decides. It retries
-// Complete and UnknownMarker.MarkUnknown within their store phase, which a repeat
-// at the same fence makes safe (it answers false); with an Inspector it then tells
-// its own earlier commit (the record done or unknown at its fence) from a newer
-// holder's. gatetest's "RepeatedFinishShowsItsFence" pins that. Times are
-// taken from the store's clock where it has one. Errors other than ErrKeyReuse and
-// ErrFenceExhausted mean the store could not answer; the Gate then fails closed.
+// Complete and MarkUnknown within their store phase, which a repeat at the same
+// fence makes safe (it answers false), and then reads the record with Inspect to
+// tell its own earlier commit (the record done or unknown at its fence) from a
+// newer holder's; gatetest's "RepeatedFinishShowsItsFence" pins that. Times are
+// taken from the store's clock where it has one. Errors other than ErrKeyReuse
+// and ErrFenceExhausted mean the store could not answer; the Gate then fails
+// closed. Operators' verbs the Gate never calls are in Admin.
 type Backend interface {
 	// Claim atomically applies the claim row of the transition table. A
 	// fingerprint mismatch returns an error matching ErrKeyReuse; a claim that would
@@ -98,74 +100,49 @@ type Backend interface {
 	// Release makes a claimed record whose fence equals fence claimable at once:
 	// lease_expiry = now and fence+1. It reports false when the fence is stale.
 	Release(ctx context.Context, key string, fence int64) (bool, error)
-}
-
-// Renewer is the optional capability to extend a live claim's lease; the Gate's
-// heartbeat and the distributed lock's renew need it. Without it, a Gate configured
-// with a heartbeat refuses to construct.
-type Renewer interface {
 	// Renew sets lease_expiry = now + lease (and expires_at to at least
 	// lease_expiry + ttl) on a claimed record whose fence equals fence, leaving the
-	// fence unchanged. It reports false when the fence is stale or the record is
-	// not claimed. A lapsed but un-reclaimed lease is renewed.
+	// fence unchanged; the Gate's heartbeat and the lock's renewals call it. It
+	// reports false when the fence is stale or the record is not claimed. A lapsed
+	// but un-reclaimed lease is renewed.
 	Renew(ctx context.Context, key string, fence int64, lease, ttl time.Duration) (bool, error)
-}
-
-// TerminalFailer is the optional capability to record a permanent failure. Without
-// it, a body error marked Permanent releases the claim like any other error.
-type TerminalFailer interface {
 	// Fail moves a claimed record whose fence equals c.Fence to failed with
-	// expires_at = now + c.TTL and c.Result stored. It reports false when stale.
+	// expires_at = now + c.TTL and c.Result stored (a body error marked
+	// Permanent). It reports false when stale.
 	Fail(ctx context.Context, c Completion) (bool, error)
-}
-
-// UnknownMarker is the optional capability to mark an outcome unknown when the
-// done record could not be written after the body ran. Without it, the record
-// stays claimed and becomes reclaimable when its lease lapses.
-type UnknownMarker interface {
 	// MarkUnknown moves a claimed record whose fence equals fence to unknown, with
-	// no expires_at. It reports false when stale.
+	// no expires_at (the done record could not be written after the body ran).
+	// It reports false when stale.
 	MarkUnknown(ctx context.Context, key string, fence int64) (bool, error)
-}
-
-// FenceAdvancer is the optional capability to raise a key's fence after a store
-// lost data, so the next token is above every token handed out before the loss.
-type FenceAdvancer interface {
 	// AdvanceFence sets the fence to max(fence, atLeast) and returns the fence now
-	// stored; it never lowers it. An absent key gets a lapsed claimed record with
-	// that fence and expires_at = now + ttl. atLeast past MaxFence is
-	// ErrFenceExhausted.
+	// stored; it never lowers it. It raises a key's fence after a store lost data,
+	// so the next token is above every token handed out before the loss. An absent
+	// key gets a lapsed claimed record with that fence and expires_at = now + ttl.
+	// atLeast past MaxFence is ErrFenceExhausted.
 	AdvanceFence(ctx context.Context, key string, atLeast int64, ttl time.Duration) (int64, error)
-}
-
-// Inspector is the optional capability to read a record without changing it.
-type Inspector interface {
 	// Inspect returns the record and true, or false when it is absent or expired
-	// (past expires_at), judged on the store's clock.
+	// (past expires_at), judged on the store's clock. It changes nothing.
 	Inspect(ctx context.Context, key string) (Record, bool, error)
 }
 
-// Purger is the optional capability to delete expired records, for stores without
-// a TTL policy. Correctness never depends on it.
-type Purger interface {
-	// Purge deletes up to limit records whose expires_at has passed on the store's
-	// clock; it never deletes a live claim or an unknown record. It returns how
-	// many it deleted. limit ≤ 0 means no limit.
-	Purge(ctx context.Context, limit int) (int, error)
-}
-
-// UnresolvedLister is the optional capability to list unknown records.
-type UnresolvedLister interface {
+// Admin is a Backend with the operator's verbs, which the Gate never calls.
+// Every shipped backend is one; a backend that is not still runs every verb,
+// and only the oncegate CLI's unresolved, resolve and purge commands refuse it
+// (gatetest skips their tests).
+type Admin interface {
+	Backend
 	// ListUnresolved returns up to limit unknown records, oldest first (by their
 	// last lease expiry). limit ≤ 0 means no limit.
 	ListUnresolved(ctx context.Context, limit int) ([]Record, error)
-}
-
-// Resolver is the optional capability to resolve an unknown record.
-type Resolver interface {
 	// Resolve moves an unknown record to done (asDone, with expires_at = now + ttl)
 	// or to a lapsed claim with fence+1 (retry), so the next delivery runs the work
 	// again. It returns ErrNotFound when the key is absent and ErrNotUnknown when
 	// its state is not unknown.
 	Resolve(ctx context.Context, key string, asDone bool, ttl time.Duration) error
+	// Purge deletes up to limit records whose expires_at has passed on the store's
+	// clock, for stores without a TTL policy (one that deletes records itself may
+	// delete nothing and return 0); it never deletes a live claim or an unknown
+	// record, and correctness never depends on it. It returns how many it
+	// deleted. limit ≤ 0 means no limit.
+	Purge(ctx context.Context, limit int) (int, error)
 }

@@ -23,7 +23,7 @@ var (
 	// Returned by Backend.Claim and the verbs.
 	ErrKeyReuse = errors.New("oncegate: key reused with a different payload")
 	// ErrFenceExhausted: the fence would pass MaxFence. Returned by Backend.Claim,
-	// FenceAdvancer.AdvanceFence and the verbs.
+	// Backend.AdvanceFence and the verbs.
 	ErrFenceExhausted = errors.New("oncegate: fencing token exhausted")
 	// ErrStoreUnavailable: the claim could not be made because the store did not
 	// answer; the body did not run. Returned by Lock and Mutex, wrapping the
@@ -43,10 +43,10 @@ var (
 	ErrLeaseLost = errors.New("oncegate: lease lost")
 	// ErrInvalidKey: the key is empty. Returned by the verbs before any claim.
 	ErrInvalidKey = errors.New("oncegate: invalid key")
-	// ErrNotFound: the key has no record. Returned by Resolver.Resolve and the
+	// ErrNotFound: the key has no record. Returned by Admin.Resolve and the
 	// inspection helpers.
 	ErrNotFound = errors.New("oncegate: no record")
-	// ErrNotUnknown: Resolver.Resolve was asked to resolve a record that is not
+	// ErrNotUnknown: Admin.Resolve was asked to resolve a record that is not
 	// unknown.
 	ErrNotUnknown = errors.New("oncegate: record is not unknown")
 )
@@ -87,9 +87,8 @@ type permanentError struct{ err error }
 func (e permanentError) Error() string { return e.err.Error() }
 func (e permanentError) Unwrap() error { return e.err }
 
-// Permanent marks a body error as terminal: with a backend that is a
-// TerminalFailer, Lock records the key failed and later deliveries answer
-// ErrFailed without running. Permanent(nil) is nil.
+// Permanent marks a body error as terminal: Lock records the key failed and
+// later deliveries answer ErrFailed without running. Permanent(nil) is nil.
 func Permanent(err error) error {
 	if err == nil {
 		return nil

@@ -39,7 +39,7 @@ type Gate struct {
 }
 
 // New returns a Gate over b. It returns an error naming the field when opts is
-// invalid, or when opts.Heartbeat is set and b is not a Renewer.
+// invalid.
 func New(b Backend, opts *Options) (*Gate, error) {
 	if b == nil {
 		return nil, errors.New("gate.New: backend is nil")
@@ -47,9 +47,6 @@ func New(b Backend, opts *Options) (*Gate, error) {
 	o, err := opts.withDefaults()
 	if err != nil {
 		return nil, err
-	}
-	if _, ok := b.(Renewer); o.Heartbeat > 0 && !ok {
-		return nil, fmt.Errorf("gate.Options.Heartbeat: backend %T cannot renew leases; leave Heartbeat zero or use a backend that is a gate.Renewer", b)
 	}
 	return &Gate{b: b, opts: o, cache: newTerminalCache(o.CacheSize)}, nil
 }
@@ -217,13 +214,9 @@ func (g *Gate) complete(ctx context.Context, log keyLogger, rec Record, cl Claim
 		return &RecordError{Err: ErrFencedOut, Record: rec}
 	}
 	log.Error("oncegate: body ran but the done record was not written", "err", err, "attempts", attempts)
-	m, isM := g.b.(UnknownMarker)
-	if !isM {
-		return fmt.Errorf("%w: complete %q: %w", ErrNotRecorded, cl.Key, err)
-	}
 	uctx, cancelU := g.phase(ctx)
 	defer cancelU()
-	marked, _, merr := g.retry(uctx, func(actx context.Context) (bool, error) { return m.MarkUnknown(actx, cl.Key, cl.Fence) })
+	marked, _, merr := g.retry(uctx, func(actx context.Context) (bool, error) { return g.b.MarkUnknown(actx, cl.Key, cl.Fence) })
 	if merr == nil && !marked {
 		// Not claimed at this fence any more: a late complete, or an earlier
 		// mark, landed; otherwise another holder took the key.
@@ -270,8 +263,8 @@ func earliest(a, b time.Time) time.Time {
 // afterBodyError records a permanent failure or releases the claim.
 func (g *Gate) afterBodyError(ctx context.Context, log keyLogger, c call, cl Claim, bodyErr error) error {
 	be := &BodyError{Key: cl.Key, Fence: cl.Fence, Err: bodyErr}
-	if f, ok := g.b.(TerminalFailer); ok && c.mode == modeLock && IsPermanent(bodyErr) {
-		recorded, err := f.Fail(ctx, Completion{Key: cl.Key, Fence: cl.Fence, TTL: g.opts.TTL, Result: []byte(bodyErr.Error())})
+	if c.mode == modeLock && IsPermanent(bodyErr) {
+		recorded, err := g.b.Fail(ctx, Completion{Key: cl.Key, Fence: cl.Fence, TTL: g.opts.TTL, Result: []byte(bodyErr.Error())})
 		if err != nil || !recorded {
 			log.Error("oncegate: permanent failure not recorded", "err", err, "recorded", recorded)
 		} else {

@@ -16,10 +16,9 @@ import (
 // renewal was sent (claimSent for the first), never from when its answer came,
 // and each renewal is bounded by the time left on the lease.
 func (g *Gate) startHeartbeat(ctx context.Context, cancel context.CancelCauseFunc, cl Claim, claimSent time.Time) (stop func()) {
-	r := g.b.(Renewer) // New checked the capability.
 	return lease.Keeper{
 		Renew: func(ctx context.Context) (bool, error) {
-			return r.Renew(ctx, cl.Key, cl.Fence, g.opts.Lease, g.opts.TTL)
+			return g.b.Renew(ctx, cl.Key, cl.Fence, g.opts.Lease, g.opts.TTL)
 		},
 		Interval:  g.opts.Heartbeat,
 		Lease:     g.opts.Lease,

@@ -68,14 +68,6 @@ func TestRefusedRenewalCancelsBodyWithLeaseLost(t *testing.T) {
 	}
 }
 
-func TestHeartbeatNeedsRenewer(t *testing.T) {
-	type bare struct{ gate.Backend }
-	_, err := gate.New(bare{memgate.New(nil)}, &gate.Options{Lease: time.Minute, Heartbeat: time.Second})
-	if err == nil {
-		t.Fatal("gate.New accepted a heartbeat over a backend that cannot renew")
-	}
-}
-
 func TestWorkDeadlineBoundsBody(t *testing.T) {
 	g, err := gate.New(memgate.New(nil), &gate.Options{Lease: time.Minute, WorkDeadline: 30 * time.Millisecond, Logger: quiet})
 	if err != nil {

@@ -69,12 +69,11 @@ type Options struct {
 	WorkDeadline time.Duration
 	// Heartbeat, when non-zero, renews the lease at this interval while the body
 	// runs; it must be at most a third of Lease (one renewal may fail and the next
-	// may take up to an interval to land, as the sizing model assumes) and needs a
-	// backend that is a Renewer. Each renewal is bounded by the time left on the
-	// lease, counted from when the last confirmed one was sent. When a renewal is
-	// refused, or the failed ones leave too little of the Lease for the next
-	// attempt to land, the body's context is cancelled with a cause matching
-	// ErrLeaseLost.
+	// may take up to an interval to land, as the sizing model assumes). Each
+	// renewal is bounded by the time left on the lease, counted from when the
+	// last confirmed one was sent. When a renewal is refused, or the failed ones
+	// leave too little of the Lease for the next attempt to land, the body's
+	// context is cancelled with a cause matching ErrLeaseLost.
 	Heartbeat time.Duration
 	// Owner names this holder in records. Default "<hostname>/<pid>".
 	Owner string

@@ -54,19 +54,14 @@ func (g *Gate) retry(pctx context.Context, op func(context.Context) (bool, error
 	}
 }
 
-// recordAt reads key's record when the backend is an Inspector and reports
-// whether it still carries fence. A retried complete or unknown mark that
+// recordAt reads key's record and reports whether it still carries fence. A retried complete or unknown mark that
 // answers false asks it whether an earlier attempt, whose answer was lost,
 // committed: a record at this claim's fence can only have been moved by this
 // claim, since every other holder's claim raised the fence (and sizing
 // invariant 2 keeps the record, and so its fence, while this holder lives).
 // The error is Inspect's: the record could not be read, so nothing is known.
 func (g *Gate) recordAt(ctx context.Context, key string, fence int64) (Record, bool, error) {
-	in, isIn := g.b.(Inspector)
-	if !isIn {
-		return Record{}, false, nil
-	}
-	rec, found, err := in.Inspect(ctx, key)
+	rec, found, err := g.b.Inspect(ctx, key)
 	if err != nil {
 		return Record{}, false, fmt.Errorf("inspect %q: %w", key, err)
 	}

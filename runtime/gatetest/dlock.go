@@ -56,12 +56,11 @@ func wantOK(t *testing.T, what string, ok bool, err error, want bool) {
 // the scope's next renewal instead of sleeping.
 type renewCounter struct {
 	gate.Backend
-	r gate.Renewer
 	n atomic.Int64
 }
 
 func (c *renewCounter) Renew(ctx context.Context, key string, fence int64, lease, ttl time.Duration) (bool, error) {
-	ok, err := c.r.Renew(ctx, key, fence, lease, ttl)
+	ok, err := c.Backend.Renew(ctx, key, fence, lease, ttl)
 	if err == nil && ok {
 		c.n.Add(1)
 	}
@@ -107,10 +106,8 @@ var dlockTests = map[string]func(*testing.T, *env){
 		if b.Token() <= a.Token() {
 			t.Fatalf("takeover token %d not above the lapsed holder's %d", b.Token(), a.Token())
 		}
-		if _, ok := e.b.(gate.Renewer); ok {
-			if err := a.Renew(e.ctx); !errors.Is(err, gate.ErrLeaseLost) {
-				t.Fatalf("zombie Renew: err = %v, want ErrLeaseLost", err)
-			}
+		if err := a.Renew(e.ctx); !errors.Is(err, gate.ErrLeaseLost) {
+			t.Fatalf("zombie Renew: err = %v, want ErrLeaseLost", err)
 		}
 		ok, err := a.Release(e.ctx)
 		wantOK(t, "zombie Release", ok, err, false)
@@ -118,7 +115,6 @@ var dlockTests = map[string]func(*testing.T, *env){
 		wantHeld(t, err, "bob")
 	},
 	"ReleaseByOwner": func(t *testing.T, e *env) {
-		capability[gate.Inspector](t, e.b)
 		c := e.dlockClient(e.b, LongLease, 0)
 		ok, err := c.Release(e.ctx, "k", "alice")
 		wantOK(t, "Release of an absent lock", ok, err, false)
@@ -134,7 +130,6 @@ var dlockTests = map[string]func(*testing.T, *env){
 		wantFence(t, "acquire after release by owner", e.acquire(c, "k", "bob").Token(), a.Token()+2)
 	},
 	"RenewKeepsToken": func(t *testing.T, e *env) {
-		capability[gate.Renewer](t, e.b)
 		// A second-long lease: short enough to lapse within the test, long
 		// enough that a loaded machine still renews it before it does.
 		const shortish = time.Second
@@ -143,7 +138,6 @@ var dlockTests = map[string]func(*testing.T, *env){
 		if err := a.Renew(e.ctx); err != nil {
 			t.Fatalf("Renew: %v", err)
 		}
-		capability[gate.Inspector](t, e.b)
 		long := e.dlockClient(e.b, LongLease, 0)
 		ok, err := long.Renew(e.ctx, "k", "bob")
 		wantOK(t, "Renew by another owner", ok, err, false)
@@ -158,7 +152,6 @@ var dlockTests = map[string]func(*testing.T, *env){
 		}
 	},
 	"InspectOwnerTTL": func(t *testing.T, e *env) {
-		capability[gate.Inspector](t, e.b)
 		c := e.dlockClient(e.b, LongLease, 0)
 		locked, err := c.IsLocked(e.ctx, "k")
 		if err != nil || locked {
@@ -197,7 +190,6 @@ var dlockTests = map[string]func(*testing.T, *env){
 		}
 	},
 	"AdvanceFenceNeverLowers": func(t *testing.T, e *env) {
-		capability[gate.FenceAdvancer](t, e.b)
 		c := e.dlockClient(e.b, ShortLease, 0)
 		advance := func(to, want int64) {
 			t.Helper()
@@ -210,10 +202,8 @@ var dlockTests = map[string]func(*testing.T, *env){
 		wantFence(t, "acquire after advance", a.Token(), 1001)
 		advance(5, 1001)
 		advance(2000, 2000)
-		if _, ok := e.b.(gate.Renewer); ok {
-			if err := a.Renew(e.ctx); !errors.Is(err, gate.ErrLeaseLost) {
-				t.Fatalf("Renew after an advance past the token: err = %v, want ErrLeaseLost", err)
-			}
+		if err := a.Renew(e.ctx); !errors.Is(err, gate.ErrLeaseLost) {
+			t.Fatalf("Renew after an advance past the token: err = %v, want ErrLeaseLost", err)
 		}
 		e.h.Advance(t, Lapse)
 		wantFence(t, "acquire after the second advance", e.acquire(c, "k", "bob").Token(), 2001)
@@ -222,7 +212,6 @@ var dlockTests = map[string]func(*testing.T, *env){
 		}
 	},
 	"ExhaustionAtTheBoundary": func(t *testing.T, e *env) {
-		capability[gate.FenceAdvancer](t, e.b)
 		c := e.dlockClient(e.b, ShortLease, 0)
 		if _, err := c.AdvanceFence(e.ctx, "k", gate.MaxFence+1); !errors.Is(err, gate.ErrFenceExhausted) {
 			t.Fatalf("AdvanceFence(MaxFence+1): err = %v, want ErrFenceExhausted", err)
@@ -269,8 +258,7 @@ var dlockTests = map[string]func(*testing.T, *env){
 		}
 	},
 	"ScopeRenewsWhileFnRuns": func(t *testing.T, e *env) {
-		r := capability[gate.Renewer](t, e.b)
-		rc := &renewCounter{Backend: e.b, r: r}
+		rc := &renewCounter{Backend: e.b}
 		lease := 2 * Lapse * 4 / 5 // two Advance(Lapse) lapse it, one does not
 		c := e.dlockClient(rc, lease, lease/8)
 		err := c.Do(e.ctx, "k", func(ctx context.Context, token int64) error {
@@ -289,7 +277,6 @@ var dlockTests = map[string]func(*testing.T, *env){
 		wantFence(t, "acquire after the scope released", e.acquire(c, "k", "bob").Token(), 3)
 	},
 	"ScopeCancelsOnRefusedRenewal": func(t *testing.T, e *env) {
-		capability[gate.Renewer](t, e.b)
 		c := e.dlockClient(e.b, LongLease, 20*time.Millisecond)
 		err := c.Do(e.ctx, "k", func(ctx context.Context, token int64) error {
 			// Another party takes the key from under the scope.

@@ -36,10 +36,7 @@ var fenceTests = map[string]func(*testing.T, *env){
 		wantFence(t, "after claim, release, claim, reclaim, done, expiry, claim", r.Fence, 5)
 	},
 	"RecreatedAfterPurgeStartsAtOne": func(t *testing.T, e *env) {
-		p, ok := e.b.(gate.Purger)
-		if !ok {
-			t.Skip("backend does not implement gate.Purger")
-		}
+		p := admin(t, e.b)
 		r := e.win("k", LongLease)
 		e.complete("k", r.Fence, ShortLease, nil)
 		e.h.Advance(t, Lapse)

@@ -26,7 +26,7 @@ func RunConformanceTests(t *testing.T, newHarness HarnessMaker) {
 		{"Fence", fenceTests},
 		{"Keys", keyTests},
 		{"Race", raceTests},
-		{"Capabilities", capabilityTests},
+		{"Port", portTests},
 		{"Gate", gateTests},
 		{"DistributedLock", dlockTests},
 	}

@@ -1,7 +1,7 @@
 // Package memgate is an in-memory gate.Backend for tests and single-process use.
-// It implements every optional capability of the gate package, and its clock can
-// be injected so tests move time without sleeping. Records vanish with the
-// process: it gives no protection across instances or restarts.
+// It implements gate.Admin (the whole port), and its clock can be injected so
+// tests move time without sleeping. Records vanish with the process: it gives
+// no protection across instances or restarts.
 package memgate
 
 import (
@@ -28,17 +28,7 @@ type Store struct {
 	recs map[string]*gate.Record
 }
 
-var (
-	_ gate.Backend          = (*Store)(nil)
-	_ gate.Renewer          = (*Store)(nil)
-	_ gate.TerminalFailer   = (*Store)(nil)
-	_ gate.UnknownMarker    = (*Store)(nil)
-	_ gate.FenceAdvancer    = (*Store)(nil)
-	_ gate.Inspector        = (*Store)(nil)
-	_ gate.Purger           = (*Store)(nil)
-	_ gate.UnresolvedLister = (*Store)(nil)
-	_ gate.Resolver         = (*Store)(nil)
-)
+var _ gate.Admin = (*Store)(nil)
 
 // New returns an empty Store.
 func New(opts *Options) *Store {
@@ -132,7 +122,7 @@ func (s *Store) Complete(_ context.Context, c gate.Completion) (bool, error) {
 	return s.finish(c, gate.StateDone), nil
 }
 
-// Fail implements gate.TerminalFailer.
+// Fail implements gate.Backend.
 func (s *Store) Fail(_ context.Context, c gate.Completion) (bool, error) {
 	return s.finish(c, gate.StateFailed), nil
 }
@@ -166,7 +156,7 @@ func (s *Store) Release(_ context.Context, key string, fence int64) (bool, error
 	return true, nil
 }
 
-// Renew implements gate.Renewer.
+// Renew implements gate.Backend.
 func (s *Store) Renew(_ context.Context, key string, fence int64, lease, ttl time.Duration) (bool, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -181,7 +171,7 @@ func (s *Store) Renew(_ context.Context, key string, fence int64, lease, ttl tim
 	return true, nil
 }
 
-// MarkUnknown implements gate.UnknownMarker.
+// MarkUnknown implements gate.Backend.
 func (s *Store) MarkUnknown(_ context.Context, key string, fence int64) (bool, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -193,7 +183,7 @@ func (s *Store) MarkUnknown(_ context.Context, key string, fence int64) (bool, e
 	return true, nil
 }
 
-// AdvanceFence implements gate.FenceAdvancer.
+// AdvanceFence implements gate.Backend.
 func (s *Store) AdvanceFence(_ context.Context, key string, atLeast int64, ttl time.Duration) (int64, error) {
 	if atLeast > gate.MaxFence {
 		return 0, fmt.Errorf("key %q: advance to %d: %w", key, atLeast, gate.ErrFenceExhausted)
@@ -212,7 +202,7 @@ func (s *Store) AdvanceFence(_ context.Context, key string, atLeast int64, ttl t
 	return r.Fence, nil
 }
 
-// Inspect implements gate.Inspector.
+// Inspect implements gate.Backend.
 func (s *Store) Inspect(_ context.Context, key string) (gate.Record, bool, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -223,7 +213,7 @@ func (s *Store) Inspect(_ context.Context, key string) (gate.Record, bool, error
 	return copyRec(r), true, nil
 }
 
-// Purge implements gate.Purger.
+// Purge implements gate.Admin.
 func (s *Store) Purge(_ context.Context, limit int) (int, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -240,7 +230,7 @@ func (s *Store) Purge(_ context.Context, limit int) (int, error) {
 	return n, nil
 }
 
-// ListUnresolved implements gate.UnresolvedLister.
+// ListUnresolved implements gate.Admin.
 func (s *Store) ListUnresolved(_ context.Context, limit int) ([]gate.Record, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -262,7 +252,7 @@ func (s *Store) ListUnresolved(_ context.Context, limit int) ([]gate.Record, err
 	return out, nil
 }
 
-// Resolve implements gate.Resolver.
+// Resolve implements gate.Admin.
 func (s *Store) Resolve(_ context.Context, key string, asDone bool, ttl time.Duration) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()

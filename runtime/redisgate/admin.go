@@ -16,7 +16,7 @@ const (
 	resolveNotUnknown = -3
 )
 
-// AdvanceFence implements gate.FenceAdvancer: the fence becomes max(fence,
+// AdvanceFence implements gate.Backend: the fence becomes max(fence,
 // atLeast) and the stored fence is returned; it is never lowered. An absent key
 // gets a lapsed claim with that fence and expires_at = now + ttl (the key's TTL).
 // atLeast past gate.MaxFence returns an error matching gate.ErrFenceExhausted
@@ -37,7 +37,7 @@ func (s *Store) AdvanceFence(ctx context.Context, key string, atLeast int64, ttl
 	return f, nil
 }
 
-// Inspect implements gate.Inspector: it returns the record and true, or false
+// Inspect implements gate.Backend: it returns the record and true, or false
 // when the key is absent or past expires_at on the server clock. It changes
 // nothing.
 func (s *Store) Inspect(ctx context.Context, key string) (gate.Record, bool, error) {
@@ -59,7 +59,7 @@ func (s *Store) Inspect(ctx context.Context, key string) (gate.Record, bool, err
 	return rec, true, nil
 }
 
-// Resolve implements gate.Resolver: an unknown record becomes done (asDone;
+// Resolve implements gate.Admin: an unknown record becomes done (asDone;
 // done_at = now) or a lapsed claim with fence+1 and no claim token (retry), with
 // expires_at = now + ttl and the key's TTL set again. It returns an error matching
 // gate.ErrNotFound when the key is absent, gate.ErrNotUnknown when the record is
@@ -90,7 +90,7 @@ func (s *Store) Resolve(ctx context.Context, key string, asDone bool, ttl time.D
 	return s.wrap("resolve", key, fmt.Errorf("unexpected status %d", status))
 }
 
-// Purge implements gate.Purger. It deletes nothing and returns 0, nil: every
+// Purge implements gate.Admin. It deletes nothing and returns 0, nil: every
 // record that is not unknown carries PEXPIREAT at its expires_at, so Redis has
 // already removed each record whose expires_at has passed (a key is never
 // readable past its expiry), and unknown records are never purged. It does not

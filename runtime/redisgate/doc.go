@@ -1,7 +1,7 @@
 // Package redisgate is a gate.Backend on Redis (standalone, Sentinel, Cluster, or a
 // Memorystore instance) through go-redis v9's redis.UniversalClient. It implements
-// every optional capability of the gate package with the semantics of memgate, the
-// reference backend.
+// gate.Admin (the whole port) with the semantics of memgate, the reference
+// backend.
 //
 // # Records
 //

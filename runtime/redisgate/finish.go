@@ -18,7 +18,7 @@ func (s *Store) Complete(ctx context.Context, c gate.Completion) (bool, error) {
 	return s.finish(ctx, "complete", c, gate.StateDone)
 }
 
-// Fail implements gate.TerminalFailer like Complete, with state failed.
+// Fail implements gate.Backend like Complete, with state failed.
 func (s *Store) Fail(ctx context.Context, c gate.Completion) (bool, error) {
 	return s.finish(ctx, "fail", c, gate.StateFailed)
 }
@@ -46,7 +46,7 @@ func (s *Store) Release(ctx context.Context, key string, fence int64) (bool, err
 	return s.committed("release", key, v)
 }
 
-// Renew implements gate.Renewer: lease_expiry = now + lease and, when later,
+// Renew implements gate.Backend: lease_expiry = now + lease and, when later,
 // expires_at = lease_expiry + ttl (the key's TTL follows), fence unchanged. A
 // lapsed but un-reclaimed claim is renewed. It reports false when the fence is
 // stale or the record is not claimed.
@@ -58,7 +58,7 @@ func (s *Store) Renew(ctx context.Context, key string, fence int64, lease, ttl t
 	return s.committed("renew", key, v)
 }
 
-// MarkUnknown implements gate.UnknownMarker: a claimed record whose fence equals
+// MarkUnknown implements gate.Backend: a claimed record whose fence equals
 // fence becomes unknown, loses expires_at and its key's TTL, and so stays until
 // resolved. It reports false when stale.
 func (s *Store) MarkUnknown(ctx context.Context, key string, fence int64) (bool, error) {

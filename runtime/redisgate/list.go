@@ -17,7 +17,7 @@ import (
 // per round trip.
 const scanCount = 1000
 
-// ListUnresolved implements gate.UnresolvedLister: it returns up to limit unknown
+// ListUnresolved implements gate.Admin: it returns up to limit unknown
 // records, oldest lease_expiry first (then by key); limit ≤ 0 means all. It SCANs
 // the prefix on every master of a Cluster (every shard of a Ring, or the one
 // server), then reads the state of each match and the whole record of each

@@ -43,17 +43,7 @@ type Store struct {
 	prefix string
 }
 
-var (
-	_ gate.Backend          = (*Store)(nil)
-	_ gate.Renewer          = (*Store)(nil)
-	_ gate.TerminalFailer   = (*Store)(nil)
-	_ gate.UnknownMarker    = (*Store)(nil)
-	_ gate.FenceAdvancer    = (*Store)(nil)
-	_ gate.Inspector        = (*Store)(nil)
-	_ gate.Purger           = (*Store)(nil)
-	_ gate.UnresolvedLister = (*Store)(nil)
-	_ gate.Resolver         = (*Store)(nil)
-)
+var _ gate.Admin = (*Store)(nil)
 
 // New returns a Store over client, which may be a *redis.Client (standalone or a
 // Sentinel failover client), a *redis.ClusterClient or a *redis.Ring. It does not

@@ -11,7 +11,7 @@ import (
 	"github.com/oncegate/oncegate/runtime/gate"
 )
 
-// AdvanceFence implements gate.FenceAdvancer: the stored fence becomes
+// AdvanceFence implements gate.Backend: the stored fence becomes
 // max(fence, atLeast) and is returned; it is never lowered. An absent key gets a
 // lapsed claimed record (lease_expiry = now) with that fence and expires_at =
 // now + ttl. atLeast past gate.MaxFence returns an error matching
@@ -62,7 +62,7 @@ func (s *Store) advanceMySQL(ctx context.Context, sk string, args []any) (int64,
 	return fence, tx.Commit()
 }
 
-// Inspect implements gate.Inspector: it returns the record and true, or false
+// Inspect implements gate.Backend: it returns the record and true, or false
 // when it is absent or expired on the server's clock. It changes nothing.
 func (s *Store) Inspect(ctx context.Context, key string) (gate.Record, bool, error) {
 	sk, _ := storedKey(key)
@@ -76,7 +76,7 @@ func (s *Store) Inspect(ctx context.Context, key string) (gate.Record, bool, err
 	return r.record(key), true, nil
 }
 
-// Purge implements gate.Purger: it deletes up to limit records (limit ≤ 0: all)
+// Purge implements gate.Admin: it deletes up to limit records (limit ≤ 0: all)
 // whose expires_at has passed on the server's clock and returns how many. It
 // never deletes a live claim (its expires_at is past its lease) or an unknown
 // record (no expires_at). On PostgreSQL it skips rows a claim holds locked at
@@ -97,7 +97,7 @@ func (s *Store) Purge(ctx context.Context, limit int) (int, error) {
 	return int(got), nil
 }
 
-// ListUnresolved implements gate.UnresolvedLister: up to limit unknown records
+// ListUnresolved implements gate.Admin: up to limit unknown records
 // (limit ≤ 0: all), oldest lease_expiry first, then by stored key. Each reports
 // the caller's key (raw_key when the stored key is a hash).
 func (s *Store) ListUnresolved(ctx context.Context, limit int) ([]gate.Record, error) {
@@ -124,7 +124,7 @@ func (s *Store) ListUnresolved(ctx context.Context, limit int) ([]gate.Record, e
 	return out, nil
 }
 
-// Resolve implements gate.Resolver: an unknown record becomes done (asDone; done_at
+// Resolve implements gate.Admin: an unknown record becomes done (asDone; done_at
 // = now, expires_at = now + ttl) or a lapsed claim with fence+1 and no claim token
 // (retry; lease_expiry = now, expires_at = now + ttl), so the next delivery runs
 // the work again. It returns an error matching gate.ErrNotFound when the key is

@@ -4,8 +4,8 @@
 // host and for the local demo).
 //
 // A Store keeps one row per key in one table (default "oncegate_records"; see DDL
-// for the columns). It implements gate.Backend and every optional capability of
-// the gate package, with the semantics of memgate, the reference backend:
+// for the columns). It implements gate.Admin (the whole port), with the
+// semantics of memgate, the reference backend:
 //
 //   - Time comes from the database server, read at statement time (PostgreSQL
 //     clock_timestamp(), not the transaction-start now(); MySQL/MariaDB

@@ -18,7 +18,7 @@ func (s *Store) Complete(ctx context.Context, c gate.Completion) (bool, error) {
 	return s.finish(ctx, c, gate.StateDone)
 }
 
-// Fail implements gate.TerminalFailer: like Complete, to state failed.
+// Fail implements gate.Backend: like Complete, to state failed.
 func (s *Store) Fail(ctx context.Context, c gate.Completion) (bool, error) {
 	return s.finish(ctx, c, gate.StateFailed)
 }
@@ -73,7 +73,7 @@ func (s *Store) held(ctx context.Context, sk string, fence int64) (bool, error) 
 	return err == nil, err
 }
 
-// Renew implements gate.Renewer: a claimed record whose fence equals fence gets
+// Renew implements gate.Backend: a claimed record whose fence equals fence gets
 // lease_expiry = now + lease and expires_at = max(expires_at, lease_expiry + ttl),
 // its fence unchanged; a lapsed but un-reclaimed lease is renewed. It reports
 // false when the fence is stale or the record is not claimed.
@@ -98,7 +98,7 @@ func (s *Store) Renew(ctx context.Context, key string, fence int64, lease, ttl t
 	return ok, nil
 }
 
-// MarkUnknown implements gate.UnknownMarker: a claimed record whose fence equals
+// MarkUnknown implements gate.Backend: a claimed record whose fence equals
 // fence becomes unknown with no expires_at, so it is never purged and claims
 // answer Unknown until Resolve. It reports false when stale.
 func (s *Store) MarkUnknown(ctx context.Context, key string, fence int64) (bool, error) {

@@ -46,17 +46,7 @@ type Store struct {
 	claims  chan struct{} // claim slots on a bounded pool; see claimSlots
 }
 
-var (
-	_ gate.Backend          = (*Store)(nil)
-	_ gate.Renewer          = (*Store)(nil)
-	_ gate.TerminalFailer   = (*Store)(nil)
-	_ gate.UnknownMarker    = (*Store)(nil)
-	_ gate.FenceAdvancer    = (*Store)(nil)
-	_ gate.Inspector        = (*Store)(nil)
-	_ gate.Purger           = (*Store)(nil)
-	_ gate.UnresolvedLister = (*Store)(nil)
-	_ gate.Resolver         = (*Store)(nil)
-)
+var _ gate.Admin = (*Store)(nil)
 
 // New returns a Store over db, a pool the caller configured for dialect d. It
 // does not touch the database: create the table with CreateSchema or your own

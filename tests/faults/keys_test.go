@@ -120,7 +120,7 @@ func hostileRound(t *testing.T, g *gate.Gate, keys []string, limit int, f *figur
 			}
 		}
 	}
-	ins, _ := g.Backend().(gate.Inspector)
+	ins := g.Backend()
 	for i, k := range keys {
 		if skip[i] {
 			continue

@@ -133,7 +133,7 @@ func TestOIDCHostileTokens(t *testing.T) {
 				t.Fatal(err)
 			}
 			f := figures{Class: "OIDC: forged, expired, wrong-audience, wrong-account tokens", Backend: b.name}
-			ins := backend.(gate.Inspector)
+			ins := backend
 			i := 0
 			send := func(adapter string, h http.Handler, auth string) (int, string) {
 				i++

@@ -22,7 +22,7 @@ func TestRedisRestartLosesLocks(t *testing.T) {
 	srv := testenv.PrivateRedis(t)
 	ctx := context.Background()
 	store := redisStore(t, srv.Addr(), "restart:")
-	locks, err := dlock.New(store, &dlock.Options{Lease: time.Second, RetryInterval: 50 * time.Millisecond, Require: dlock.RequireFencing})
+	locks, err := dlock.New(store, &dlock.Options{Lease: time.Second, RetryInterval: 50 * time.Millisecond})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -46,9 +46,7 @@ func TestBackendPortCarriesNoClientTime(t *testing.T) {
 		return false
 	}
 	ports := []reflect.Type{
-		reflect.TypeFor[gate.Backend](), reflect.TypeFor[gate.Renewer](), reflect.TypeFor[gate.TerminalFailer](),
-		reflect.TypeFor[gate.UnknownMarker](), reflect.TypeFor[gate.FenceAdvancer](), reflect.TypeFor[gate.Inspector](),
-		reflect.TypeFor[gate.Purger](), reflect.TypeFor[gate.UnresolvedLister](), reflect.TypeFor[gate.Resolver](),
+		reflect.TypeFor[gate.Backend](), reflect.TypeFor[gate.Admin](),
 	}
 	methods := 0
 	for _, p := range ports {

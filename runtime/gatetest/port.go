@@ -8,61 +8,57 @@ import (
 	"github.com/oncegate/oncegate/runtime/gate"
 )
 
-// capability returns b as a T or skips the test with the reason.
-func capability[T any](t *testing.T, b gate.Backend) T {
+// admin returns b as a gate.Admin or skips the test: the operator's verbs are
+// the one optional part of the port.
+func admin(t *testing.T, b gate.Backend) gate.Admin {
 	t.Helper()
-	c, ok := b.(T)
+	a, ok := b.(gate.Admin)
 	if !ok {
-		var zero *T
-		t.Skipf("backend does not implement %T", zero)
+		t.Skip("backend is not a gate.Admin")
 	}
-	return c
+	return a
 }
 
-var capabilityTests = map[string]func(*testing.T, *env){
+var portTests = map[string]func(*testing.T, *env){
 	"RenewExtendsLeaseKeepsFence": func(t *testing.T, e *env) {
-		r := capability[gate.Renewer](t, e.b)
 		c := e.win("k", ShortLease)
-		ok, err := r.Renew(e.ctx, "k", c.Fence, LongLease, TTL)
+		ok, err := e.b.Renew(e.ctx, "k", c.Fence, LongLease, TTL)
 		if err != nil || !ok {
 			t.Fatalf("Renew = %v, %v; want true", ok, err)
 		}
 		e.h.Advance(t, Lapse)
 		wantFence(t, "renewed", e.expect("k", gate.HeldByOther).Fence, c.Fence)
-		if ok, err := r.Renew(e.ctx, "k", c.Fence+1, LongLease, TTL); err != nil || ok {
+		if ok, err := e.b.Renew(e.ctx, "k", c.Fence+1, LongLease, TTL); err != nil || ok {
 			t.Fatalf("Renew with a stale fence = %v, %v; want false", ok, err)
 		}
 	},
 	"RenewRefusedAfterReclaim": func(t *testing.T, e *env) {
-		r := capability[gate.Renewer](t, e.b)
 		c := e.win("k", ShortLease)
 		e.h.Advance(t, Lapse)
 		e.win("k", LongLease)
-		if ok, err := r.Renew(e.ctx, "k", c.Fence, LongLease, TTL); err != nil || ok {
+		if ok, err := e.b.Renew(e.ctx, "k", c.Fence, LongLease, TTL); err != nil || ok {
 			t.Fatalf("zombie Renew = %v, %v; want false", ok, err)
 		}
 	},
 	"FailIsTerminalWithResult": func(t *testing.T, e *env) {
-		f := capability[gate.TerminalFailer](t, e.b)
 		c := e.win("k", LongLease)
-		if ok, err := f.Fail(e.ctx, gate.Completion{Key: "k", Fence: c.Fence, TTL: TTL, Result: []byte("card declined")}); err != nil || !ok {
+		if ok, err := e.b.Fail(e.ctx, gate.Completion{Key: "k", Fence: c.Fence, TTL: TTL, Result: []byte("card declined")}); err != nil || !ok {
 			t.Fatalf("Fail = %v, %v; want true", ok, err)
 		}
 		r := e.expect("k", gate.Failed)
 		if r.State != gate.StateFailed || string(r.Result) != "card declined" {
 			t.Fatalf("failed record = %s %q", r.State, r.Result)
 		}
-		if ok, _ := f.Fail(e.ctx, gate.Completion{Key: "k", Fence: c.Fence, TTL: TTL}); ok {
+		if ok, _ := e.b.Fail(e.ctx, gate.Completion{Key: "k", Fence: c.Fence, TTL: TTL}); ok {
 			t.Fatal("Fail of a failed record accepted")
 		}
 	},
 	"UnknownRefusesClaimsAndNeverExpires": func(t *testing.T, e *env) {
-		m := capability[gate.UnknownMarker](t, e.b)
 		c := e.win("k", ShortLease)
-		if ok, err := m.MarkUnknown(e.ctx, "k", c.Fence+1); err != nil || ok {
+		if ok, err := e.b.MarkUnknown(e.ctx, "k", c.Fence+1); err != nil || ok {
 			t.Fatalf("MarkUnknown with a stale fence = %v, %v; want false", ok, err)
 		}
-		if ok, err := m.MarkUnknown(e.ctx, "k", c.Fence); err != nil || !ok {
+		if ok, err := e.b.MarkUnknown(e.ctx, "k", c.Fence); err != nil || !ok {
 			t.Fatalf("MarkUnknown = %v, %v; want true", ok, err)
 		}
 		e.h.Advance(t, Lapse)
@@ -74,24 +70,22 @@ var capabilityTests = map[string]func(*testing.T, *env){
 		}
 	},
 	"AdvanceFenceNeverLowers": func(t *testing.T, e *env) {
-		a := capability[gate.FenceAdvancer](t, e.b)
-		got, err := a.AdvanceFence(e.ctx, "absent", 1000, TTL)
+		got, err := e.b.AdvanceFence(e.ctx, "absent", 1000, TTL)
 		if err != nil || got != 1000 {
 			t.Fatalf("AdvanceFence(absent, 1000) = %d, %v; want 1000", got, err)
 		}
 		wantFence(t, "claim after advance", e.win("absent", LongLease).Fence, 1001)
-		got, err = a.AdvanceFence(e.ctx, "absent", 5, TTL)
+		got, err = e.b.AdvanceFence(e.ctx, "absent", 5, TTL)
 		if err != nil || got != 1001 {
 			t.Fatalf("AdvanceFence(lower) = %d, %v; want 1001 (never lowered)", got, err)
 		}
 		e.expect("absent", gate.HeldByOther)
 	},
 	"FenceExhaustion": func(t *testing.T, e *env) {
-		a := capability[gate.FenceAdvancer](t, e.b)
-		if _, err := a.AdvanceFence(e.ctx, "k", gate.MaxFence+1, TTL); !errors.Is(err, gate.ErrFenceExhausted) {
+		if _, err := e.b.AdvanceFence(e.ctx, "k", gate.MaxFence+1, TTL); !errors.Is(err, gate.ErrFenceExhausted) {
 			t.Fatalf("AdvanceFence past MaxFence: err = %v, want ErrFenceExhausted", err)
 		}
-		if _, err := a.AdvanceFence(e.ctx, "k", gate.MaxFence-1, TTL); err != nil {
+		if _, err := e.b.AdvanceFence(e.ctx, "k", gate.MaxFence-1, TTL); err != nil {
 			t.Fatalf("AdvanceFence(MaxFence-1): %v", err)
 		}
 		wantFence(t, "last token", e.win("k", ShortLease).Fence, gate.MaxFence)
@@ -101,12 +95,11 @@ var capabilityTests = map[string]func(*testing.T, *env){
 		}
 	},
 	"InspectReadsWithoutChanging": func(t *testing.T, e *env) {
-		in := capability[gate.Inspector](t, e.b)
-		if _, ok, err := in.Inspect(e.ctx, "k"); err != nil || ok {
+		if _, ok, err := e.b.Inspect(e.ctx, "k"); err != nil || ok {
 			t.Fatalf("Inspect(absent) = %v, %v; want false", ok, err)
 		}
 		c := e.win("k", LongLease)
-		r, ok, err := in.Inspect(e.ctx, "k")
+		r, ok, err := e.b.Inspect(e.ctx, "k")
 		if err != nil || !ok || r.Fence != c.Fence || r.State != gate.StateClaimed || r.Owner == "" {
 			t.Fatalf("Inspect = %+v, %v, %v", r, ok, err)
 		}
@@ -117,41 +110,35 @@ var capabilityTests = map[string]func(*testing.T, *env){
 		// lost; a repeat answers false, and Inspect must then show the record
 		// finished at the claim's own fence, so the Gate can tell its own
 		// earlier commit from a newer holder.
-		in := capability[gate.Inspector](t, e.b)
 		c := e.win("done", LongLease)
 		e.complete("done", c.Fence, TTL, nil)
 		if e.complete("done", c.Fence, TTL, nil) {
 			t.Fatal("a repeated complete committed again")
 		}
-		if r, ok, err := in.Inspect(e.ctx, "done"); err != nil || !ok || r.State != gate.StateDone || r.Fence != c.Fence {
+		if r, ok, err := e.b.Inspect(e.ctx, "done"); err != nil || !ok || r.State != gate.StateDone || r.Fence != c.Fence {
 			t.Fatalf("Inspect after a repeated complete = %+v, %v, %v; want done at fence %d", r, ok, err, c.Fence)
 		}
-		m, isM := e.b.(gate.UnknownMarker)
-		if !isM {
-			return
-		}
 		u := e.win("unknown", LongLease)
-		if ok, err := m.MarkUnknown(e.ctx, "unknown", u.Fence); err != nil || !ok {
+		if ok, err := e.b.MarkUnknown(e.ctx, "unknown", u.Fence); err != nil || !ok {
 			t.Fatalf("MarkUnknown = %v, %v", ok, err)
 		}
-		if ok, err := m.MarkUnknown(e.ctx, "unknown", u.Fence); err != nil || ok {
+		if ok, err := e.b.MarkUnknown(e.ctx, "unknown", u.Fence); err != nil || ok {
 			t.Fatalf("a repeated MarkUnknown = %v, %v; want false", ok, err)
 		}
-		if r, ok, err := in.Inspect(e.ctx, "unknown"); err != nil || !ok || r.State != gate.StateUnknown || r.Fence != u.Fence {
+		if r, ok, err := e.b.Inspect(e.ctx, "unknown"); err != nil || !ok || r.State != gate.StateUnknown || r.Fence != u.Fence {
 			t.Fatalf("Inspect after a repeated mark = %+v, %v, %v; want unknown at fence %d", r, ok, err, u.Fence)
 		}
-		if ok, err := m.MarkUnknown(e.ctx, "done", c.Fence); err != nil || ok {
+		if ok, err := e.b.MarkUnknown(e.ctx, "done", c.Fence); err != nil || ok {
 			t.Fatalf("MarkUnknown of a done record = %v, %v; want false", ok, err)
 		}
 	},
 	"PurgeDeletesOnlyExpired": func(t *testing.T, e *env) {
-		p := capability[gate.Purger](t, e.b)
-		m := capability[gate.UnknownMarker](t, e.b)
+		p := admin(t, e.b)
 		d := e.win("done-short", LongLease)
 		e.complete("done-short", d.Fence, ShortLease, nil)
 		e.win("live", LongLease)
 		u := e.win("unknown", ShortLease)
-		if ok, err := m.MarkUnknown(e.ctx, "unknown", u.Fence); err != nil || !ok {
+		if ok, err := e.b.MarkUnknown(e.ctx, "unknown", u.Fence); err != nil || !ok {
 			t.Fatalf("MarkUnknown: %v %v", ok, err)
 		}
 		keep := e.win("done-long", LongLease)
@@ -170,11 +157,10 @@ var capabilityTests = map[string]func(*testing.T, *env){
 		e.expect("done-long", gate.AlreadyDone)
 	},
 	"ListUnresolvedOldestFirst": func(t *testing.T, e *env) {
-		l := capability[gate.UnresolvedLister](t, e.b)
-		m := capability[gate.UnknownMarker](t, e.b)
+		l := admin(t, e.b)
 		for i, k := range []string{"u-old", "u-new"} {
 			c := e.win(k, time.Duration(i+1)*time.Minute)
-			if ok, err := m.MarkUnknown(e.ctx, k, c.Fence); err != nil || !ok {
+			if ok, err := e.b.MarkUnknown(e.ctx, k, c.Fence); err != nil || !ok {
 				t.Fatalf("MarkUnknown(%s): %v %v", k, ok, err)
 			}
 		}
@@ -188,11 +174,10 @@ var capabilityTests = map[string]func(*testing.T, *env){
 		}
 	},
 	"ResolveAsDoneOrRetry": func(t *testing.T, e *env) {
-		rs := capability[gate.Resolver](t, e.b)
-		m := capability[gate.UnknownMarker](t, e.b)
+		rs := admin(t, e.b)
 		for _, k := range []string{"to-done", "to-retry"} {
 			c := e.win(k, LongLease)
-			if ok, err := m.MarkUnknown(e.ctx, k, c.Fence); err != nil || !ok {
+			if ok, err := e.b.MarkUnknown(e.ctx, k, c.Fence); err != nil || !ok {
 				t.Fatalf("MarkUnknown(%s): %v %v", k, ok, err)
 			}
 		}

@@ -26,6 +26,31 @@ type doc struct{ strings.Builder }
 
 func (d *doc) p(format string, args ...any) { fmt.Fprintf(d, format+"\n", args...) }
 
+// section starts a "###" section. When measured is false it says so and
+// reports false: the caller writes nothing more.
+func (d *doc) section(title string, measured bool) bool {
+	d.p("### %s", title)
+	d.p("")
+	if !measured {
+		d.p("Not measured in this run.")
+		d.p("")
+	}
+	return measured
+}
+
+// table writes a table's head row and alignment row; a column whose name ends
+// in ":" is right-aligned (the colon is not shown). Rows follow with d.p.
+func (d *doc) table(cols ...string) {
+	head, align := "|", "|"
+	for _, c := range cols {
+		name, right := strings.CutSuffix(c, ":")
+		head += " " + name + " |"
+		align += map[bool]string{false: "---|", true: "--:|"}[right]
+	}
+	d.p("%s", head)
+	d.p("%s", align)
+}
+
 // render returns the section benchrun writes between the markers.
 func render(r *Results) string {
 	var d doc
@@ -44,8 +69,7 @@ func render(r *Results) string {
 	renderMemory(&d, r)
 	renderMisses(&d, r)
 	if len(r.Errors) > 0 {
-		d.p("### Steps that failed in this run")
-		d.p("")
+		d.section("Steps that failed in this run", true)
 		for _, k := range sortedKeys(r.Errors) {
 			d.p("- %s: `%s`", k, oneLine(r.Errors[k]))
 		}
@@ -54,43 +78,54 @@ func render(r *Results) string {
 	return d.String()
 }
 
-// overheadBudget returns, for a backend at concurrency c, the gated p50, the
-// budget (1.25 × bare p50 + (floor p50 − bare p50)) and their ratio.
-func overheadBudget(r *Results, backend string, c int) (gated, budget, ratio float64, ok bool) {
-	for _, row := range r.Overhead {
-		if row.Backend != backend || row.Concurrency != c {
-			continue
+// overheadRow returns the row of backend at concurrency c, or nil.
+func overheadRow(r *Results, backend string, c int) *OverheadRow {
+	for i := range r.Overhead {
+		if r.Overhead[i].Backend == backend && r.Overhead[i].Concurrency == c {
+			return &r.Overhead[i]
 		}
-		bare, floor, g := row.Runs["bare"], row.Runs["floor"], row.Runs["gated"]
-		if bare == nil || floor == nil || g == nil {
-			return 0, 0, 0, false
-		}
-		budget = overheadFactor*bare.P50 + math.Max(0, floor.P50-bare.P50)
-		return g.P50, budget, g.P50 / budget, true
-	}
-	return 0, 0, 0, false
-}
-
-// roundRatios returns, for each round of a backend's row at concurrency c,
-// gated p50 over the budget from that round's own runs (each endpoint runs
-// twice per round).
-func roundRatios(r *Results, backend string, c int) []float64 {
-	for _, row := range r.Overhead {
-		if row.Backend != backend || row.Concurrency != c {
-			continue
-		}
-		b, f, g := row.Runs["bare"], row.Runs["floor"], row.Runs["gated"]
-		if b == nil || f == nil || g == nil {
-			return nil
-		}
-		var out []float64
-		for i := 0; i+1 < len(g.P50s) && i+1 < len(b.P50s) && i+1 < len(f.P50s); i += 2 {
-			bb, ff, gg := (b.P50s[i]+b.P50s[i+1])/2, (f.P50s[i]+f.P50s[i+1])/2, (g.P50s[i]+g.P50s[i+1])/2
-			out = append(out, gg/(overheadFactor*bb+math.Max(0, ff-bb)))
-		}
-		return out
 	}
 	return nil
+}
+
+// runs returns the row's bare, floor and gated runs; ok is false when the row
+// is nil or an endpoint did not run.
+func (row *OverheadRow) runs() (bare, floor, gated *Agg, ok bool) {
+	if row == nil {
+		return nil, nil, nil, false
+	}
+	bare, floor, gated = row.Runs["bare"], row.Runs["floor"], row.Runs["gated"]
+	return bare, floor, gated, bare != nil && floor != nil && gated != nil
+}
+
+// budgetFor is the overhead budget for a bare and a floor p50:
+// 1.25 × bare + (floor − bare).
+func budgetFor(bare, floor float64) float64 {
+	return overheadFactor*bare + math.Max(0, floor-bare)
+}
+
+// budget returns the row's gated p50, its budget and their ratio.
+func (row *OverheadRow) budget() (gated, budget, ratio float64, ok bool) {
+	b, f, g, ok := row.runs()
+	if !ok {
+		return 0, 0, 0, false
+	}
+	budget = budgetFor(b.P50, f.P50)
+	return g.P50, budget, g.P50 / budget, true
+}
+
+// roundRatios returns, for each round of the row, gated p50 over the budget
+// from that round's own runs (each endpoint runs twice per round).
+func (row *OverheadRow) roundRatios() []float64 {
+	b, f, g, ok := row.runs()
+	if !ok {
+		return nil
+	}
+	var out []float64
+	for i := 0; i+1 < len(g.P50s) && i+1 < len(b.P50s) && i+1 < len(f.P50s); i += 2 {
+		out = append(out, (g.P50s[i]+g.P50s[i+1])/2/budgetFor((b.P50s[i]+b.P50s[i+1])/2, (f.P50s[i]+f.P50s[i+1])/2))
+	}
+	return out
 }
 
 // growthRow is one growth case: the medians of its per-message times on

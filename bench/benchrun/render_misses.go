@@ -24,22 +24,13 @@ func renderMisses(d *doc, r *Results) {
 	renderProfile(d, r)
 }
 
-func overheadRow(r *Results, backend string, c int) *OverheadRow {
-	for i := range r.Overhead {
-		if r.Overhead[i].Backend == backend && r.Overhead[i].Concurrency == c {
-			return &r.Overhead[i]
-		}
-	}
-	return nil
-}
-
 func missOverhead(d *doc, r *Results) int {
-	g, budget, ratio, ok := overheadBudget(r, "redis", overheadC)
+	row := overheadRow(r, "redis", overheadC)
+	g, budget, ratio, ok := row.budget()
 	if !ok || ratio <= 1 {
 		return 0
 	}
-	row := overheadRow(r, "redis", overheadC)
-	bare, floor, gated := row.Runs["bare"], row.Runs["floor"], row.Runs["gated"]
+	bare, floor, gated, _ := row.runs()
 	d.p("**Overhead on Redis at concurrency %d: missed by %s.** Gated p50 %s against a budget of %s (%.2f × bare %s + %s for the two PINGs). The budget prices the store at two PINGs and the gateway at a quarter of a handler that does nothing; both are above that:",
 		overheadC, pct(ratio), us(g), us(budget), overheadFactor, us(bare.P50), us(floor.P50-bare.P50))
 	d.p("")
@@ -47,16 +38,14 @@ func missOverhead(d *doc, r *Results) int {
 		d.p("- *The store work is heavier than a PING.* The round-trip count is at the floor (2 per fresh message, 1 per duplicate: see Round trips), but each is a Lua script that reads the server clock, reads and writes a hash and sets its expiry: %.1f µs of Redis's time per EVALSHA against %.2f µs per PING. Redis runs one command at a time, so at concurrency %d the requests also wait for each other's scripts.",
 			s.EvalshaUsecPerCall, s.PingUsecPerCall, overheadC)
 	}
-	if m := overheadRow(r, "memory", overheadC); m != nil && m.Runs["gated"] != nil && m.Runs["bare"] != nil {
-		mb, mg := m.Runs["bare"], m.Runs["gated"]
+	if mb, _, mg, ok := overheadRow(r, "memory", overheadC).runs(); ok {
 		d.p("- *The gateway's own CPU.* On the memory backend (no store I/O) the worker spends %s of CPU per gated delivery against %s per bare one (+%s); on Redis %s against %s for the floor (+%s, the client's two script calls included). On 2 cores shared by the worker, the load generator, Redis and other jobs (load average above), CPU time per request is what requests queue for: bare %0.f req/s against gated %.0f req/s on Redis. The profile at the end of this section shows the gateway's share: the gate itself (claim token, the body's context with its deadline and cause, the store context after the body), the log line, OpenTelemetry attribute sets built even when the providers are no-ops, and the garbage all of that makes.",
 			us(mg.CPUPerRequest()), us(mb.CPUPerRequest()), us(mg.CPUPerRequest()-mb.CPUPerRequest()),
 			us(gated.CPUPerRequest()), us(floor.CPUPerRequest()), us(gated.CPUPerRequest()-floor.CPUPerRequest()),
 			bare.RPS(), gated.RPS())
 	}
-	if one := overheadRow(r, "redis", 1); one != nil {
-		_, b1, r1, _ := overheadBudget(r, "redis", 1)
-		d.p("- At concurrency 1, where nothing queues, gated p50 is %s against a budget of %s (%.2f×).", us(one.Runs["gated"].P50), us(b1), r1)
+	if g1, b1, r1, ok := overheadRow(r, "redis", 1).budget(); ok {
+		d.p("- At concurrency 1, where nothing queues, gated p50 is %s against a budget of %s (%.2f×).", us(g1), us(b1), r1)
 	}
 	d.p("- *What would close it:* less CPU per delivery in the gateway. Candidates, from the profile and the code: the push guard's per-delivery `slog.Logger.With` (the JSON handler pre-formats those attributes for every request; passing them to the one log call instead costs less), the log call itself (slog records the caller's PC with `runtime.Callers`), OpenTelemetry attribute sets built even when the providers are no-ops (build them only when a real meter or tracer is installed), and the body's three derived contexts (WithoutCancel, WithCancelCause, WithTimeout), which could be one. Logging `ran` and `duplicate` at debug level, or sampled, removes the largest item for the common outcomes. The two round trips cannot go (the body runs between the claim and the complete), and each script is already one round trip; a quieter machine with a core for Redis removes most of the queueing. A handler that does real work (a downstream call of a few milliseconds) pays the same absolute overhead as a much smaller fraction.")
 	d.p("")

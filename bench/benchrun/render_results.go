@@ -6,17 +6,12 @@ import (
 )
 
 func renderGrowth(d *doc, r *Results) {
-	d.p("### Growth: 1 thousand against 1 million stored records")
-	d.p("")
-	if r.Growth == nil {
-		d.p("Not measured in this run.")
-		d.p("")
+	if !d.section("Growth: 1 thousand against 1 million stored records", r.Growth != nil) {
 		return
 	}
 	d.p("One claim plus one complete on a fresh key, straight on the store (`./bench/growth`), on a store of 1k and one of 1m records in pairs, message by message, so that a burst of load from elsewhere hits both alike; each run's 1m/1k is the ratio of its two means, and the table gives the median over the runs with benchstat's spread. `keys=seq` are message-id-like keys that grow (the default key is the Pub/Sub message id), `keys=rand` random keys (UUID-like business keys). PostgreSQL with `synchronous_commit=off` and SQLite with `synchronous=NORMAL`, so the flush to disk, which does not grow with the table, does not dilute the ratio; the 1m tables are seeded in bulk (one INSERT … SELECT; a Lua loop on Redis), then vacuumed and checkpointed.")
 	d.p("")
-	d.p("| case | per message, 1k | per message, 1m | 1m / 1k |")
-	d.p("|---|--:|--:|--:|")
+	d.table("case", "per message, 1k:", "per message, 1m:", "1m / 1k:")
 	for _, g := range growthRows(r) {
 		d.p("| %s | %s | %s | %.2f %s |", g.name, ns(g.k1), ns(g.m1), g.ratio, g.spread)
 	}
@@ -28,8 +23,7 @@ func renderGrowth(d *doc, r *Results) {
 }
 
 func renderMemory(d *doc, r *Results) {
-	d.p("### Memory")
-	d.p("")
+	d.section("Memory", true)
 	if f := r.Footprint; f != nil {
 		rec := f.Medians["MemgateRecord"]["bytes/record"]
 		ent := f.Medians["GateCacheEntry"]["bytes/record"]
@@ -47,16 +41,11 @@ func renderMemory(d *doc, r *Results) {
 	d.p("Worker resident memory (`bench/target`, lease %s, ttl %s, CacheSize %d) while `bench/loadgen` sends %d distinct messages at concurrency 16, read from `/proc/self/status` every tenth of them:",
 		memoryLease, memoryTTL, memoryCache, r.Config.Messages)
 	d.p("")
-	head := "| run | req/s |"
-	sep := "|---|--:|"
-	if len(r.Memory[0].Samples) > 0 {
-		for _, s := range r.Memory[0].Samples {
-			head += fmt.Sprintf(" %dk |", s.Completed/1000)
-			sep += "--:|"
-		}
+	cols := []string{"run", "req/s:"}
+	for _, s := range r.Memory[0].Samples {
+		cols = append(cols, fmt.Sprintf("%dk:", s.Completed/1000))
 	}
-	d.p("%s records held at the end | last / fifth |", head)
-	d.p("%s--:|--:|", sep)
+	d.table(append(cols, "records held at the end:", "last / fifth:")...)
 	for _, m := range r.Memory {
 		var cells []string
 		for _, s := range m.Samples {

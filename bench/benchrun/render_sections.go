@@ -8,17 +8,15 @@ import (
 )
 
 func renderSummary(d *doc, r *Results) {
-	d.p("### Targets")
-	d.p("")
-	d.p("| target | measured | verdict |")
-	d.p("|---|---|---|")
-	if g, budget, ratio, ok := overheadBudget(r, "redis", overheadC); ok {
+	d.section("Targets", true)
+	d.table("target", "measured", "verdict")
+	if g, budget, ratio, ok := overheadRow(r, "redis", overheadC).budget(); ok {
 		verdict := "met"
 		if ratio > 1 {
 			verdict = fmt.Sprintf("**missed by %s** (%.2f× the budget)", pct(ratio), ratio)
 		}
 		var per []string
-		for _, x := range roundRatios(r, "redis", overheadC) {
+		for _, x := range overheadRow(r, "redis", overheadC).roundRatios() {
 			per = append(per, fmt.Sprintf("%.2f", x))
 		}
 		d.p("| Overhead on Redis, concurrency %d: gated p50 ≤ %.2f × bare p50 + the two store round trips (floor p50 − bare p50) | gated p50 %s, budget %s (gated/budget per round: %s) | %s |",
@@ -93,8 +91,7 @@ func floorTrips(backend string) (fresh, dup int64) {
 
 func renderMethod(d *doc, r *Results) {
 	m := r.Machine
-	d.p("### Machine and method")
-	d.p("")
+	d.section("Machine and method", true)
 	d.p("- %s, %d cores, %.0f GiB, %s, %s; %s, %s, %s, all on loopback.", m.CPU, m.Cores, m.MemoryGiB, m.Kernel, m.Go, m.Redis, m.Postgres, m.MySQL)
 	d.p("- The machine is shared with other jobs: load average %s at the start, %s at the end. Times are noisy; counts are exact.", m.LoadStart, m.LoadEnd)
 	d.p("- Overhead: for each backend one `bench/target` process (the worker) and, per run, one `bench/loadgen` process (closed loop, each request a real wrapped push with a message id of its own, 64 B of data). Per backend and concurrency, %d round(s) of bare, floor, gated, gated, floor, bare (%d for Redis at concurrency %d, the row the target is judged on); each run %s after %s of warm-up; p50 and p99 are the mean of the runs' percentiles, req/s is over all measured time, CPU/req is the target's user+system CPU time (getrusage) over the measured windows per request.",
@@ -124,23 +121,19 @@ func renderMethod(d *doc, r *Results) {
 }
 
 func renderOverhead(d *doc, r *Results) {
-	d.p("### Overhead: the gateway against the bare handler")
-	d.p("")
-	if len(r.Overhead) == 0 {
-		d.p("Not measured in this run.")
-		d.p("")
+	if !d.section("Overhead: the gateway against the bare handler", len(r.Overhead) > 0) {
 		return
 	}
 	d.p("Budget = %.2f × bare p50 + (floor p50 − bare p50); the target applies to Redis at concurrency %d, the other rows use the same yardstick.", overheadFactor, overheadC)
 	d.p("")
-	d.p("| backend | c | bare req/s | bare p50 | bare p99 | floor p50 | gated req/s | gated p50 | gated p99 | gated/bare p50 | gated/budget | CPU/req bare → gated | errors |")
-	d.p("|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|")
+	d.table("backend", "c:", "bare req/s:", "bare p50:", "bare p99:", "floor p50:", "gated req/s:", "gated p50:", "gated p99:",
+		"gated/bare p50:", "gated/budget:", "CPU/req bare → gated:", "errors:")
 	for _, row := range r.Overhead {
-		b, f, g := row.Runs["bare"], row.Runs["floor"], row.Runs["gated"]
-		if b == nil || f == nil || g == nil {
+		b, f, g, ok := row.runs()
+		if !ok {
 			continue
 		}
-		_, _, ratio, _ := overheadBudget(r, row.Backend, row.Concurrency)
+		_, _, ratio, _ := row.budget()
 		d.p("| %s | %d | %.0f | %s | %s | %s | %.0f | %s | %s | %.2f | %.2f | %s → %s | %d |",
 			label(row.Backend), row.Concurrency, b.RPS(), us(b.P50), us(b.P99), us(f.P50),
 			g.RPS(), us(g.P50), us(g.P99), g.P50/b.P50, ratio, us(b.CPUPerRequest()), us(g.CPUPerRequest()),
@@ -156,17 +149,13 @@ func renderOverhead(d *doc, r *Results) {
 }
 
 func renderPaths(d *doc, r *Results) {
-	d.p("### Round trips per message (counted)")
-	d.p("")
-	if r.Paths == nil {
-		d.p("Not measured in this run.")
-		d.p("")
+	if !d.section("Round trips per message (counted)", r.Paths != nil) {
 		return
 	}
 	d.p("`%s` — exact counts, pinned by the test (it fails when a figure changes). Port calls are calls on `gate.Backend`; round trips are SQL statements and transaction verbs (counted in a `database/sql` driver wrapper), Redis commands (a go-redis hook) and Datastore RPCs (a gRPC interceptor, checked against the fake's own count); on one warm connection the test also counts request–response exchanges on the wire and requires them to equal those round trips. SQLite's are calls into the embedded engine, not network trips.", r.Paths.Command)
 	d.p("")
-	d.p("| backend | fresh: calls / round trips (floor 2) | duplicate: calls / round trips (floor 1) | repeated duplicate, CacheSize > 0 (floor 0) | fresh | duplicate |")
-	d.p("|---|--:|--:|--:|---|---|")
+	d.table("backend", "fresh: calls / round trips (floor 2):", "duplicate: calls / round trips (floor 1):",
+		"repeated duplicate, CacheSize > 0 (floor 0):", "fresh", "duplicate")
 	for _, c := range r.Paths.Report.Costs {
 		d.p("| %s | %d / %d | %d / %d | %d / %d | %s | %s |", label(c.Backend), c.FreshCalls, c.FreshTrips,
 			c.DupCalls, c.DupTrips, c.CachedDupCalls, c.CachedDupTrips, detail(c.FreshDetail), detail(c.DupDetail))
@@ -200,17 +189,12 @@ func tripRange(lo, hi int64) string {
 }
 
 func renderContention(d *doc, r *Results) {
-	d.p("### Contention: 64 concurrent deliveries of one key")
-	d.p("")
-	if r.Paths == nil {
-		d.p("Not measured in this run.")
-		d.p("")
+	if !d.section("Contention: 64 concurrent deliveries of one key", r.Paths != nil) {
 		return
 	}
 	d.p("Same test binary (`TestContention`): 64 deliveries of one message through four gateway instances sharing the store, released together; the body holds the key until the other 63 are answered. Round trips are counted per delivery (each request carries its own counter through its context).")
 	d.p("")
-	d.p("| backend | bodies | refused (HTTP) | port calls per refused | round trips per refused | all refused | winner |")
-	d.p("|---|--:|--:|--:|--:|--:|--:|")
+	d.table("backend", "bodies:", "refused (HTTP):", "port calls per refused:", "round trips per refused:", "all refused:", "winner:")
 	for _, c := range r.Paths.Report.Contention {
 		trips := tripRange(c.RefusedTripsMin, c.RefusedTripsMax)
 		d.p("| %s | %d | %d (%d) | %d | %s | %d | %d |", label(c.Backend), c.Bodies, c.Refused, c.RefusedStatus,
@@ -235,8 +219,8 @@ func renderOverheadNotes(d *doc, r *Results) {
 		if row.Concurrency != 1 {
 			continue
 		}
-		f, g := row.Runs["floor"], row.Runs["gated"]
-		if f == nil || g == nil || why[row.Backend] == "" {
+		_, f, g, ok := row.runs()
+		if !ok || why[row.Backend] == "" {
 			continue
 		}
 		diff := "gated − floor = " + us(g.P50-f.P50)

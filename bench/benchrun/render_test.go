@@ -73,3 +73,15 @@ func TestRender(t *testing.T) {
 		}
 	}
 }
+
+func TestTableAndSection(t *testing.T) {
+	var d doc
+	if d.section("Growth", false) {
+		t.Error("section(…, false) reported measured")
+	}
+	d.table("case", "fresh: calls:", "1m / 1k:", "notes")
+	want := "### Growth\n\nNot measured in this run.\n\n| case | fresh: calls | 1m / 1k | notes |\n|---|--:|--:|---|\n"
+	if got := d.String(); got != want {
+		t.Errorf("got\n%q\nwant\n%q", got, want)
+	}
+}

@@ -9,7 +9,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
-	"sort"
 	"strconv"
 	"strings"
 
@@ -153,8 +152,7 @@ func median(vs []float64) float64 {
 	if len(vs) == 0 {
 		return 0
 	}
-	s := slices.Clone(vs)
-	sort.Float64s(s)
+	s := slices.Sorted(slices.Values(vs))
 	if len(s)%2 == 1 {
 		return s[len(s)/2]
 	}

@@ -14,8 +14,9 @@ import (
 	"github.com/oncegate/oncegate/bench/stores"
 )
 
-// Endpoints of bench/target, in a round's first half order.
-var endpoints = []string{"bare", "floor", "gated"}
+// order is one round of runs: bench/target's endpoints there and back, so
+// that a drift in the machine's load during a round weighs on each alike.
+var order = []string{"bare", "floor", "gated", "gated", "floor", "bare"}
 
 // OverheadRow is one backend at one concurrency.
 type OverheadRow struct {
@@ -97,7 +98,6 @@ func targetArgs(cfg config, k stores.Kind, name string) []string {
 
 func stepOverhead(ctx context.Context, cfg config, res *Results) error {
 	bin := func(n string) string { return filepath.Join(cfg.work, n) }
-	order := append(append([]string{}, endpoints...), reversed(endpoints)...)
 	for _, k := range cfg.backends {
 		name := fmt.Sprintf("oncegate_bench_%d_%s", os.Getpid(), k)
 		t, err := startTarget(ctx, bin("target"), targetArgs(cfg, k, name)...)
@@ -154,14 +154,6 @@ func stepOverhead(ctx context.Context, cfg config, res *Results) error {
 		}
 	}
 	return nil
-}
-
-func reversed(s []string) []string {
-	r := make([]string, len(s))
-	for i, v := range s {
-		r[len(s)-1-i] = v
-	}
-	return r
 }
 
 // commandStats reads INFO commandstats: command → (calls, usec).

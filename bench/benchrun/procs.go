@@ -98,20 +98,16 @@ func (t *target) stop() error {
 	}
 }
 
-// loadResult is the JSON line bench/loadgen prints (see its Result).
+// loadResult is what benchrun reads of the JSON line bench/loadgen prints
+// (see its Result).
 type loadResult struct {
-	URL         string      `json:"url"`
-	Concurrency int         `json:"concurrency"`
-	Requests    int         `json:"requests"`
-	Errors      int         `json:"errors"`
-	Seconds     float64     `json:"seconds"`
-	RPS         float64     `json:"rps"`
-	P50         float64     `json:"p50_us"`
-	P90         float64     `json:"p90_us"`
-	P99         float64     `json:"p99_us"`
-	Max         float64     `json:"max_us"`
-	Statuses    map[int]int `json:"statuses"`
-	Samples     []struct {
+	Requests int     `json:"requests"`
+	Errors   int     `json:"errors"`
+	Seconds  float64 `json:"seconds"`
+	RPS      float64 `json:"rps"`
+	P50      float64 `json:"p50_us"`
+	P99      float64 `json:"p99_us"`
+	Samples  []struct {
 		Completed int         `json:"completed"`
 		Stats     targetStats `json:"stats"`
 	} `json:"samples"`

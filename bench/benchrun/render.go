@@ -2,8 +2,9 @@ package main
 
 import (
 	"fmt"
+	"maps"
 	"math"
-	"sort"
+	"slices"
 	"strings"
 	"time"
 
@@ -70,7 +71,7 @@ func render(r *Results) string {
 	renderMisses(&d, r)
 	if len(r.Errors) > 0 {
 		d.section("Steps that failed in this run", true)
-		for _, k := range sortedKeys(r.Errors) {
+		for _, k := range slices.Sorted(maps.Keys(r.Errors)) {
 			d.p("- %s: `%s`", k, oneLine(r.Errors[k]))
 		}
 		d.p("")
@@ -80,52 +81,36 @@ func render(r *Results) string {
 
 // overheadRow returns the row of backend at concurrency c, or nil.
 func overheadRow(r *Results, backend string, c int) *OverheadRow {
-	for i := range r.Overhead {
-		if r.Overhead[i].Backend == backend && r.Overhead[i].Concurrency == c {
-			return &r.Overhead[i]
-		}
+	i := slices.IndexFunc(r.Overhead, func(o OverheadRow) bool { return o.Backend == backend && o.Concurrency == c })
+	if i < 0 {
+		return nil
 	}
-	return nil
+	return &r.Overhead[i]
 }
 
-// runs returns the row's bare, floor and gated runs; ok is false when the row
-// is nil or an endpoint did not run.
+// runs returns the bare, floor and gated runs of row (nil: none); ok reports
+// all three.
 func (row *OverheadRow) runs() (bare, floor, gated *Agg, ok bool) {
-	if row == nil {
-		return nil, nil, nil, false
+	if row != nil {
+		bare, floor, gated = row.Runs["bare"], row.Runs["floor"], row.Runs["gated"]
 	}
-	bare, floor, gated = row.Runs["bare"], row.Runs["floor"], row.Runs["gated"]
 	return bare, floor, gated, bare != nil && floor != nil && gated != nil
 }
 
-// budgetFor is the overhead budget for a bare and a floor p50:
-// 1.25 × bare + (floor − bare).
-func budgetFor(bare, floor float64) float64 {
-	return overheadFactor*bare + math.Max(0, floor-bare)
-}
-
-// budget returns the row's gated p50, its budget and their ratio.
-func (row *OverheadRow) budget() (gated, budget, ratio float64, ok bool) {
+// budget returns the gated p50, the budget 1.25 × bare p50 + (floor p50 − bare
+// p50) and their ratio: over all runs of row, then per round (each endpoint
+// runs twice per round).
+func (row *OverheadRow) budget() (gated, budget, ratio float64, perRound []float64, ok bool) {
 	b, f, g, ok := row.runs()
 	if !ok {
-		return 0, 0, 0, false
+		return 0, 0, 0, nil, false
 	}
-	budget = budgetFor(b.P50, f.P50)
-	return g.P50, budget, g.P50 / budget, true
-}
-
-// roundRatios returns, for each round of the row, gated p50 over the budget
-// from that round's own runs (each endpoint runs twice per round).
-func (row *OverheadRow) roundRatios() []float64 {
-	b, f, g, ok := row.runs()
-	if !ok {
-		return nil
-	}
-	var out []float64
+	of := func(bare, floor float64) float64 { return overheadFactor*bare + math.Max(0, floor-bare) }
 	for i := 0; i+1 < len(g.P50s) && i+1 < len(b.P50s) && i+1 < len(f.P50s); i += 2 {
-		out = append(out, (g.P50s[i]+g.P50s[i+1])/2/budgetFor((b.P50s[i]+b.P50s[i+1])/2, (f.P50s[i]+f.P50s[i+1])/2))
+		perRound = append(perRound, (g.P50s[i]+g.P50s[i+1])/2/of((b.P50s[i]+b.P50s[i+1])/2, (f.P50s[i]+f.P50s[i+1])/2))
 	}
-	return out
+	budget = of(b.P50, f.P50)
+	return g.P50, budget, g.P50 / budget, perRound, true
 }
 
 // growthRow is one growth case: the medians of its per-message times on
@@ -149,7 +134,13 @@ func growthRows(r *Results) []growthRow {
 		rows = append(rows, growthRow{name: c, k1: units["ns/op-1k"], m1: units["ns/op-1m"], ratio: units["1m/1k"],
 			spread: benchstatSpread(r.Growth.Benchstat, "1m/1k", "Growth/"+c+"-")})
 	}
-	sort.Slice(rows, func(i, j int) bool { return caseRank(rows[i].name) < caseRank(rows[j].name) })
+	rank := func(g growthRow) int { // as bench/growth runs them; unknown cases last
+		if i := slices.Index(growthCases, g.name); i >= 0 {
+			return i
+		}
+		return len(growthCases)
+	}
+	slices.SortFunc(rows, func(a, b growthRow) int { return rank(a) - rank(b) })
 	return rows
 }
 
@@ -157,16 +148,6 @@ func growthRows(r *Results) []growthRow {
 var growthCases = []string{
 	"store=redis/keys=rand", "store=postgres/keys=seq", "store=postgres/keys=rand",
 	"store=sqlite/keys=seq", "store=sqlite/keys=rand",
-}
-
-// caseRank orders growth cases as the benchmark runs them; unknown ones last.
-func caseRank(name string) int {
-	for i, c := range growthCases {
-		if c == name {
-			return i
-		}
-	}
-	return len(growthCases)
 }
 
 // benchstatSpread returns the "± N%" of the row starting with prefix in the
@@ -241,13 +222,4 @@ func oneLine(s string) string {
 		s = s[:300] + "…"
 	}
 	return strings.ReplaceAll(s, "`", "'")
-}
-
-func sortedKeys[V any](m map[string]V) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
 }

@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 )
 
@@ -26,7 +27,7 @@ func renderMisses(d *doc, r *Results) {
 
 func missOverhead(d *doc, r *Results) int {
 	row := overheadRow(r, "redis", overheadC)
-	g, budget, ratio, ok := row.budget()
+	g, budget, ratio, _, ok := row.budget()
 	if !ok || ratio <= 1 {
 		return 0
 	}
@@ -44,7 +45,7 @@ func missOverhead(d *doc, r *Results) int {
 			us(gated.CPUPerRequest()), us(floor.CPUPerRequest()), us(gated.CPUPerRequest()-floor.CPUPerRequest()),
 			bare.RPS(), gated.RPS())
 	}
-	if g1, b1, r1, ok := overheadRow(r, "redis", 1).budget(); ok {
+	if g1, b1, r1, _, ok := overheadRow(r, "redis", 1).budget(); ok {
 		d.p("- At concurrency 1, where nothing queues, gated p50 is %s against a budget of %s (%.2f×).", us(g1), us(b1), r1)
 	}
 	d.p("- *What would close it:* less CPU per delivery in the gateway. Candidates, from the profile and the code: the push guard's per-delivery `slog.Logger.With` (the JSON handler pre-formats those attributes for every request; passing them to the one log call instead costs less), the log call itself (slog records the caller's PC with `runtime.Callers`), OpenTelemetry attribute sets built even when the providers are no-ops (build them only when a real meter or tracer is installed), and the body's three derived contexts (WithoutCancel, WithCancelCause, WithTimeout), which could be one. Logging `ran` and `duplicate` at debug level, or sampled, removes the largest item for the common outcomes. The two round trips cannot go (the body runs between the claim and the complete), and each script is already one round trip; a quieter machine with a core for Redis removes most of the queueing. A handler that does real work (a downstream call of a few milliseconds) pays the same absolute overhead as a much smaller fraction.")
@@ -144,10 +145,9 @@ func growthWhy(name string, r *Results) string {
 
 // ratioOf returns a growth case's ratio, or 0 when it did not run.
 func ratioOf(r *Results, name string) float64 {
-	for _, g := range growthRows(r) {
-		if g.name == name {
-			return g.ratio
-		}
+	rows := growthRows(r)
+	if i := slices.IndexFunc(rows, func(g growthRow) bool { return g.name == name }); i >= 0 {
+		return rows[i].ratio
 	}
 	return 0
 }

@@ -10,13 +10,13 @@ import (
 func renderSummary(d *doc, r *Results) {
 	d.section("Targets", true)
 	d.table("target", "measured", "verdict")
-	if g, budget, ratio, ok := overheadRow(r, "redis", overheadC).budget(); ok {
+	if g, budget, ratio, rounds, ok := overheadRow(r, "redis", overheadC).budget(); ok {
 		verdict := "met"
 		if ratio > 1 {
 			verdict = fmt.Sprintf("**missed by %s** (%.2f× the budget)", pct(ratio), ratio)
 		}
 		var per []string
-		for _, x := range overheadRow(r, "redis", overheadC).roundRatios() {
+		for _, x := range rounds {
 			per = append(per, fmt.Sprintf("%.2f", x))
 		}
 		d.p("| Overhead on Redis, concurrency %d: gated p50 ≤ %.2f × bare p50 + the two store round trips (floor p50 − bare p50) | gated p50 %s, budget %s (gated/budget per round: %s) | %s |",
@@ -133,7 +133,7 @@ func renderOverhead(d *doc, r *Results) {
 		if !ok {
 			continue
 		}
-		_, _, ratio, _ := row.budget()
+		_, _, ratio, _, _ := row.budget()
 		d.p("| %s | %d | %.0f | %s | %s | %s | %.0f | %s | %s | %.2f | %.2f | %s → %s | %d |",
 			label(row.Backend), row.Concurrency, b.RPS(), us(b.P50), us(b.P99), us(f.P50),
 			g.RPS(), us(g.P50), us(g.P99), g.P50/b.P50, ratio, us(b.CPUPerRequest()), us(g.CPUPerRequest()),

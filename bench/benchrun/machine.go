@@ -5,14 +5,13 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
-	"net/url"
 	"os"
 	"os/exec"
 	"runtime"
 	"strings"
 	"time"
 
-	"github.com/go-sql-driver/mysql"
+	_ "github.com/go-sql-driver/mysql" // driver "mysql"
 	_ "github.com/jackc/pgx/v5/stdlib" // driver "pgx"
 	"github.com/redis/go-redis/v9"
 )
@@ -113,34 +112,4 @@ func loadAverage() string {
 		return ""
 	}
 	return strings.Join(f[:3], " ")
-}
-
-// mysqlDSN turns a mysql:// URL into go-sql-driver's DSN form; other forms
-// are returned as they are.
-func mysqlDSN(s string) (string, error) {
-	if !strings.HasPrefix(s, "mysql://") {
-		return s, nil
-	}
-	u, err := url.Parse(s)
-	if err != nil {
-		return "", fmt.Errorf("-mysql: %w", err)
-	}
-	cfg := mysql.NewConfig()
-	cfg.Net, cfg.Addr, cfg.DBName = "tcp", u.Host, strings.TrimPrefix(u.Path, "/")
-	if u.Port() == "" {
-		cfg.Addr = u.Hostname() + ":3306"
-	}
-	if u.User != nil {
-		cfg.User = u.User.Username()
-		cfg.Passwd, _ = u.User.Password()
-	}
-	dsn := cfg.FormatDSN()
-	if u.RawQuery != "" {
-		sep := "?"
-		if strings.Contains(dsn, "?") {
-			sep = "&"
-		}
-		dsn += sep + u.RawQuery
-	}
-	return dsn, nil
 }

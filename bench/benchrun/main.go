@@ -40,6 +40,7 @@ import (
 	"time"
 
 	"github.com/oncegate/oncegate/bench/stores"
+	"github.com/oncegate/oncegate/internal/testenv"
 )
 
 func main() {
@@ -121,9 +122,12 @@ func parseFlags() (config, error) {
 	if c.rounds < 1 || c.targetRounds < 1 || c.messages < 1 || c.growthCount < 1 || c.footCount < 1 {
 		return c, fmt.Errorf("-rounds, -target-rounds, -messages, -growth-count and -footprint-count must be at least 1")
 	}
-	dsn, err := mysqlDSN(c.srv.MySQL)
+	dsn, err := testenv.MySQLDriverDSN(c.srv.MySQL)
+	if err != nil {
+		return c, fmt.Errorf("-mysql: %w", err)
+	}
 	c.srv.MySQL = dsn
-	return c, err
+	return c, nil
 }
 
 func env(name, def string) string {

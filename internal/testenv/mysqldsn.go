@@ -60,6 +60,11 @@ func parseMySQL(dsn string) (*mysql.Config, error) {
 	return parsed, nil
 }
 
+// MySQLDriverDSN rewrites a MySQL DSN in either form, go-sql-driver/mysql's or
+// "mysql://user:password@host:port/db?param=value", into the driver's form, for
+// a program such as bench/benchrun that takes a DSN from its user.
+func MySQLDriverDSN(dsn string) (string, error) { return mysqlDriverDSN(dsn) }
+
 // mysqlDriverDSN rewrites a DSN in either form (see parseMySQL) into the driver's form.
 func mysqlDriverDSN(dsn string) (string, error) {
 	cfg, err := parseMySQL(dsn)

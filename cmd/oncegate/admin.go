@@ -13,6 +13,9 @@ import (
 
 	"github.com/oncegate/oncegate/runtime/gate"
 	"github.com/oncegate/oncegate/runtime/gateenv"
+
+	// The admin commands open whichever backend ONCEGATE_BACKEND names.
+	_ "github.com/oncegate/oncegate/runtime/gateenv/allbackends"
 )
 
 // withBackend opens the backend the ONCEGATE_* environment names (only

@@ -17,6 +17,11 @@ import (
 	"github.com/oncegate/oncegate/runtime/cloudevent"
 	"github.com/oncegate/oncegate/runtime/gate"
 	"github.com/oncegate/oncegate/runtime/gateenv"
+
+	// Every backend, so ONCEGATE_BACKEND may name any (the worker package
+	// links them too); a function of your own on one backend imports only its
+	// package (e.g. gateenv/datastoreenv).
+	_ "github.com/oncegate/oncegate/runtime/gateenv/allbackends"
 )
 
 func init() {

@@ -29,6 +29,11 @@ import (
 	"github.com/oncegate/oncegate/runtime/gateenv"
 	"github.com/oncegate/oncegate/runtime/pull"
 	"github.com/oncegate/oncegate/runtime/push"
+
+	// Every backend, so ONCEGATE_BACKEND may name any; a worker on one backend
+	// imports only its package (e.g. gateenv/datastoreenv) and links only its
+	// client.
+	_ "github.com/oncegate/oncegate/runtime/gateenv/allbackends"
 )
 
 func main() {

@@ -39,7 +39,7 @@ func NewAdmin(ctx context.Context, opts *Options) (*Config, error) {
 	name := get(EnvBackend)
 	open, ok := o.Backends[name]
 	if !ok {
-		errs = append(errs, &sizing.EnvError{Var: EnvBackend, Value: name, Want: "one of " + strings.Join(names(o.Backends), ", ")})
+		errs = append(errs, backendError(name, o.Backends))
 	}
 	ttl := gate.DefaultTTL
 	if v := get(sizing.EnvTTL); v != "" {

@@ -104,7 +104,7 @@ func New(ctx context.Context, opts *Options) (*Config, error) {
 	name := get(EnvBackend)
 	open, ok := o.Backends[name]
 	if !ok {
-		errs = append(errs, &sizing.EnvError{Var: EnvBackend, Value: name, Want: "one of " + strings.Join(names(o.Backends), ", ")})
+		errs = append(errs, backendError(name, o.Backends))
 	}
 	if o.readPlan == nil {
 		o.readPlan = sizing.FromEnv

@@ -56,5 +56,17 @@
 // checks the tokens.
 //
 // Backends are found in a registry (Options.Backends, default Backends()), so a
-// program can add its own and tests of the parsing need no servers.
+// program can add its own and tests of the parsing need no servers. gateenv
+// itself links only memory (runtime/memgate, no third-party code); each other
+// backend registers itself, from init, when the program imports its package,
+// as a database/sql driver does:
+//
+//	import _ "github.com/oncegate/oncegate/runtime/gateenv/sqlenv"       // sql: pgx, MySQL, SQLite
+//	import _ "github.com/oncegate/oncegate/runtime/gateenv/redisenv"     // redis: go-redis
+//	import _ "github.com/oncegate/oncegate/runtime/gateenv/datastoreenv" // datastore: the Datastore client
+//	import _ "github.com/oncegate/oncegate/runtime/gateenv/allbackends"  // all three
+//
+// so a binary links only the clients it can use. ONCEGATE_BACKEND naming one
+// whose package is not imported stops start-up with one line naming the
+// package to import (a *sizing.EnvError for ONCEGATE_BACKEND).
 package gateenv

@@ -15,9 +15,10 @@ import (
 )
 
 // FuzzNewEnvironment feeds arbitrary values to every variable New reads. The
-// built-in sql and redis openers run for real under a cancelled context, so
-// their parsing is exercised but nothing is dialled; datastore is replaced by
-// a fake (its client would look for credentials). New never panics; an error is
+// sql and redis openers (linked through allbackends, main_test.go) run for
+// real under a cancelled context, so their parsing is exercised but nothing is
+// dialled; datastore is replaced by a fake (its client would look for
+// credentials). New never panics; an error is
 // one line and never shows a DSN's password; a success only comes from a
 // backend that needs no connection, with a namespace of the documented form,
 // and its options build a Gate.

@@ -9,6 +9,11 @@ import (
 
 	"github.com/oncegate/oncegate/runtime/gateenv"
 	"github.com/oncegate/oncegate/runtime/push"
+
+	// The reference worker runs on whichever backend ONCEGATE_BACKEND names,
+	// so it links all of them; a service on one backend imports only that
+	// one's package (gateenv/sqlenv, gateenv/redisenv or gateenv/datastoreenv).
+	_ "github.com/oncegate/oncegate/runtime/gateenv/allbackends"
 )
 
 // Worker-specific variables, beside the runtime's contract (gateenv).

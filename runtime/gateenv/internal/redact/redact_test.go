@@ -1,11 +1,11 @@
-package gateenv
+package redact
 
 import "testing"
 
-// TestRedactDSN pins what an error quotes of a DSN or address: the hosts after
+// TestDSN pins what an error quotes of a DSN or address: the hosts after
 // the last '@', the user name where only one reading has it, nothing of a
 // password holding ',', '@', ':' or '/'.
-func TestRedactDSN(t *testing.T) {
+func TestDSN(t *testing.T) {
 	for _, tt := range []struct{ in, want string }{
 		{"redis://u:S3cr,XYZ@127.0.0.1:6379", "redis://u:xxxxx@127.0.0.1:6379"},
 		{"127.0.0.1:6379,u:S3cr,XYZ@h:1", "xxxxx@h:1"},
@@ -18,8 +18,8 @@ func TestRedactDSN(t *testing.T) {
 		{"postgres://h/db?password=S3cr&sslmode=disable", "postgres://h/db?password=xxxxx&sslmode=disable"},
 		{"h1:1,u:abc://S3cr@h2:2", "xxxxx@h2:2"},
 	} {
-		if got := redactDSN(tt.in); got != tt.want {
-			t.Errorf("redactDSN(%q) = %q, want %q", tt.in, got, tt.want)
+		if got := DSN(tt.in); got != tt.want {
+			t.Errorf("DSN(%q) = %q, want %q", tt.in, got, tt.want)
 		}
 	}
 }

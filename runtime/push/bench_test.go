@@ -66,10 +66,10 @@ func BenchmarkHandler(b *testing.B) {
 	})
 	b.Run("HTTPTestFloor", func(b *testing.B) {
 		bare := http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(http.StatusNoContent) })
-		msg := body("floor")
 		for b.Loop() {
+			i++ // built as Ran builds its body, so the harness cancels out
 			rec := httptest.NewRecorder()
-			bare.ServeHTTP(rec, httptest.NewRequest(http.MethodPost, "/", bytes.NewReader(msg)))
+			bare.ServeHTTP(rec, httptest.NewRequest(http.MethodPost, "/", bytes.NewReader(body("h"+strconv.Itoa(i)))))
 			if rec.Code != http.StatusNoContent {
 				b.Fatalf("status %d", rec.Code)
 			}

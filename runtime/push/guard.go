@@ -7,6 +7,7 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
+	"sync"
 
 	"github.com/oncegate/oncegate/runtime/gate"
 	"github.com/oncegate/oncegate/runtime/telemetry"
@@ -77,8 +78,11 @@ type Guard struct {
 	log      *slog.Logger
 	tel      *telemetry.Instruments
 	spanName string
-	reads    chan struct{}                   // one token per body being read
-	measures map[string][]telemetry.Prepared // by mode, then outcome
+	reads    chan struct{} // one token per body being read
+	// reuseBody says the parser keeps no reference to the body it was
+	// given, so a small read buffer goes back to bodyPool once parsed.
+	reuseBody bool
+	measures  map[string][]telemetry.Prepared // by mode, then outcome
 }
 
 // DefaultMaxConcurrentReads is AdapterOptions.MaxConcurrentReads' default: 16
@@ -172,7 +176,7 @@ func (gd *Guard) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if !gd.verify(w, r) {
 		return
 	}
-	body, err := gd.readBody(w, r)
+	body, pooled, err := gd.readBody(w, r)
 	if err != nil {
 		// A read deadline, a dropped connection or a truncated body says
 		// nothing about the envelope: a nack the retry policy redelivers, not a
@@ -181,6 +185,10 @@ func (gd *Guard) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	d, err := gd.parse(r, body)
+	if pooled != nil {
+		*pooled = body[:0]
+		bodyPool.Put(pooled)
+	}
 	if err != nil {
 		gd.refuse(w, r, refusal(err, gate.OutcomeMalformed), err)
 		return
@@ -273,10 +281,12 @@ var errBusy = errors.New("too many request bodies being read")
 // MaxConcurrentReads slots while it reads (errBusy when the request ends
 // first). Its buffer grows with the bytes received: the declared
 // Content-Length is a claim of the sender, so it sizes the first buffer only
-// up to readHint bytes, which a lying sender can waste and no more.
-func (gd *Guard) readBody(w http.ResponseWriter, r *http.Request) ([]byte, error) {
+// up to readHint bytes, which a lying sender can waste and no more. When the
+// Guard reuses bodies and the declared length is under readHint, the buffer
+// comes from bodyPool and pooled is its holder, to put back once parsed.
+func (gd *Guard) readBody(w http.ResponseWriter, r *http.Request) (body []byte, pooled *[]byte, err error) {
 	if r.ContentLength > gd.o.MaxBodyBytes {
-		return nil, fmt.Errorf("%w: declared Content-Length %d is over %d bytes", ErrTooLarge, r.ContentLength, gd.o.MaxBodyBytes)
+		return nil, nil, fmt.Errorf("%w: declared Content-Length %d is over %d bytes", ErrTooLarge, r.ContentLength, gd.o.MaxBodyBytes)
 	}
 	select {
 	case gd.reads <- struct{}{}:
@@ -284,38 +294,55 @@ func (gd *Guard) readBody(w http.ResponseWriter, r *http.Request) ([]byte, error
 		select {
 		case gd.reads <- struct{}{}:
 		case <-r.Context().Done():
-			return nil, fmt.Errorf("%w (%d): %w", errBusy, cap(gd.reads), context.Cause(r.Context()))
+			return nil, nil, fmt.Errorf("%w (%d): %w", errBusy, cap(gd.reads), context.Cause(r.Context()))
 		}
 	}
 	defer func() { <-gd.reads }()
-	size := int64(minRead)
-	if cl := r.ContentLength; cl >= 0 && cl < readHint {
-		size = cl + 1 // room to see EOF without growing
+	var buf []byte
+	switch cl := r.ContentLength; {
+	case cl >= 0 && cl < readHint && gd.reuseBody:
+		pooled, _ = bodyPool.Get().(*[]byte)
+		if pooled == nil {
+			b := make([]byte, 0, readHint)
+			pooled = &b
+		}
+		buf = *pooled
+	case cl >= 0 && cl < readHint:
+		buf = make([]byte, 0, cl+1) // room to see EOF without growing
+	default:
+		buf = make([]byte, 0, minRead)
 	}
-	buf := make([]byte, 0, size)
-	body := http.MaxBytesReader(w, r.Body, gd.o.MaxBodyBytes)
+	rd := http.MaxBytesReader(w, r.Body, gd.o.MaxBodyBytes)
 	for {
 		if len(buf) == cap(buf) {
 			buf = append(buf, 0)[:len(buf)]
 		}
-		n, err := body.Read(buf[len(buf):cap(buf)])
+		n, err := rd.Read(buf[len(buf):cap(buf)])
 		buf = buf[:len(buf)+n]
 		var mbe *http.MaxBytesError
 		switch {
 		case err == io.EOF:
-			return buf, nil
+			if pooled != nil && cap(buf) > readHint {
+				pooled = nil // the body outgrew its declared length; let it go
+			}
+			return buf, pooled, nil
 		case errors.As(err, &mbe):
-			return nil, fmt.Errorf("%w: request body over %d bytes", ErrTooLarge, mbe.Limit)
+			return nil, nil, fmt.Errorf("%w: request body over %d bytes", ErrTooLarge, mbe.Limit)
 		case err != nil:
-			return nil, fmt.Errorf("read body: %w", err)
+			return nil, nil, fmt.Errorf("read body: %w", err)
 		}
 	}
 }
 
 // minRead is the first read buffer when Content-Length is absent or large
 // (bytes.MinRead's size); readHint is the largest Content-Length that sizes
-// the first buffer.
+// the first buffer, and the size of bodyPool's buffers.
 const (
 	minRead  = 512
 	readHint = 4 << 10
 )
+
+// bodyPool holds readHint-byte read buffers for Guards whose parser copies
+// what it keeps (NewHandler's): most pushes are small, and their body buffer
+// is then reused instead of allocated per request.
+var bodyPool sync.Pool

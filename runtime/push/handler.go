@@ -1,6 +1,7 @@
 package push
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -130,10 +131,16 @@ func NewHandler(g *gate.Gate, fn HandlerFunc, opts *Options) (*Guard, error) {
 	if o.KeyFunc == nil {
 		o.KeyFunc = MessageIDKey
 	}
+	// The Guard reuses the body buffer once parsed: a wrapped envelope's
+	// fields are decoded into fresh memory, and an unwrapped body, which is
+	// the data itself, is copied.
 	parse := func(r *http.Request, body []byte) (Delivery, error) {
 		m, err := ParseRequest(r.Header, body, o.Envelope, o.MaxDataBytes)
 		if err != nil {
 			return Delivery{}, err
+		}
+		if m.Unwrapped {
+			m.Data = bytes.Clone(m.Data)
 		}
 		key, kerr := o.KeyFunc(m)
 		return Delivery{
@@ -141,6 +148,11 @@ func NewHandler(g *gate.Gate, fn HandlerFunc, opts *Options) (*Guard, error) {
 			Run: func(ctx context.Context, c gate.Claim) error { return fn(ctx, m, c) },
 		}, nil
 	}
-	return NewGuard(g, parse, &GuardOptions{AdapterOptions: o.AdapterOptions,
+	gd, err := NewGuard(g, parse, &GuardOptions{AdapterOptions: o.AdapterOptions,
 		Adapter: "push", MaxBodyBytes: MaxBodyBytes(o.MaxDataBytes)})
+	if err != nil {
+		return nil, err
+	}
+	gd.reuseBody = true
+	return gd, nil
 }

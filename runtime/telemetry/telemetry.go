@@ -34,8 +34,9 @@ const (
 	AttrAdapter = attribute.Key("oncegate.adapter")
 	// AttrMode is the verb: "lock", "mutex", "unguarded" or "disabled".
 	AttrMode = attribute.Key("oncegate.mode")
-	// AttrOutcome is gate.Outcome's String, or an adapter refusal such as
-	// "malformed", "too-large", "unauthenticated", "forbidden", "no-key".
+	// AttrOutcome is gate.Outcome's String: a verb's outcome or a refusal
+	// such as "malformed", "too-large", "unauthenticated", "forbidden",
+	// "no-key".
 	AttrOutcome = attribute.Key("oncegate.outcome")
 	// AttrAck reports whether the answer acknowledged the message (2xx).
 	AttrAck = attribute.Key("oncegate.ack")

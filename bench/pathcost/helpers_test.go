@@ -74,7 +74,7 @@ func newInstance(t *testing.T, s *stores.Store, cacheSize int, body push.Handler
 	if body == nil {
 		body = func(context.Context, *push.Message, gate.Claim) error { return nil }
 	}
-	h, err := push.NewHandler(g, body, &push.Options{Logger: quiet})
+	h, err := push.NewHandler(g, body, &push.Options{AdapterOptions: push.AdapterOptions{Logger: quiet}})
 	if err != nil {
 		t.Fatal(err)
 	}

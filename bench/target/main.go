@@ -114,7 +114,7 @@ func run() error {
 	}
 	gated, err := push.NewHandler(g, func(ctx context.Context, m *push.Message, _ gate.Claim) error {
 		return work(ctx, m)
-	}, &push.Options{Logger: logger})
+	}, &push.Options{AdapterOptions: push.AdapterOptions{Logger: logger}})
 	if err != nil {
 		return err
 	}

@@ -55,7 +55,7 @@ func build() {
 			data = e.Message.Data
 		}
 		return worker.Forward(ctx, http.DefaultClient, supplier, data, c)
-	}, &cloudevent.Options{Disabled: cfg.Disabled, OIDC: cfg.OIDC, Logger: log})
+	}, &cloudevent.Options{AdapterOptions: cfg.AdapterOptions()})
 }
 
 func onMessage(w http.ResponseWriter, r *http.Request) {

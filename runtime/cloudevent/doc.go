@@ -2,8 +2,8 @@
 // Eventarc delivers them to Cloud Run and to Cloud Functions (gen2): an
 // http.Handler that accepts binary and structured content modes (parsed with the
 // CloudEvents Go SDK), derives an idempotency key, runs the handler function
-// through a gate and answers with push.Status's mapping (503 for in-progress, 204
-// for duplicates, …), so Eventarc's underlying Pub/Sub subscription acks or
+// through a gate and answers by gate's ack table (503 for in-progress, 204 for
+// duplicates, …), so Eventarc's underlying Pub/Sub subscription acks or
 // retries exactly as a plain push subscription would.
 //
 // An event of type google.cloud.pubsub.topic.v1.messagePublished carries a
@@ -13,8 +13,10 @@
 // arrives. Any other event type is keyed by its CloudEvents source and id, which
 // the CloudEvents specification requires to be unique per event.
 //
-// The handler is built on push.Guard: OIDC verification, size limits, the
-// disable switch, logging and telemetry behave as in package push.
+// The handler is built on push.Guard and takes the same push.AdapterOptions
+// (embedded in Options; gateenv's Config.AdapterOptions fills them): OIDC
+// verification, size limits, the disable switch, logging and telemetry behave
+// as in package push.
 //
 // Under functions-framework-go, register the handler as an HTTP function
 // (functions.HTTP), not a CloudEvent function: a CloudEvent function can only

@@ -4,11 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"log/slog"
 	"net/http"
-
-	"go.opentelemetry.io/otel/metric"
-	"go.opentelemetry.io/otel/trace"
 
 	"github.com/oncegate/oncegate/runtime/gate"
 	"github.com/oncegate/oncegate/runtime/push"
@@ -20,40 +16,22 @@ import (
 // with gate.Permanent.
 type HandlerFunc func(ctx context.Context, e *Event, c gate.Claim) error
 
-// Options configure a CloudEvent handler. The zero value (or nil) means
-// defaults; the fields mean what push.Options' fields of the same names mean.
+// Options configure a CloudEvent handler: push.AdapterOptions, the options
+// every adapter shares (gateenv's Config.AdapterOptions fills them from the
+// environment), plus the event's own. The zero value (or nil) means defaults.
 type Options struct {
-	// Mode is the verb. Default push.ModeLock.
-	Mode push.Mode
+	push.AdapterOptions
 	// KeyFunc derives the key. Default DefaultKey.
 	KeyFunc KeyFunc
-	// AllowUnguarded runs an event whose key is not resolvable without a claim
-	// instead of failing closed (500, no claim).
-	AllowUnguarded bool
 	// MaxDataBytes is the largest message data accepted, in bytes; larger answers
 	// 413. Default push.DefaultMaxDataBytes (Pub/Sub's 10 MB message limit).
 	MaxDataBytes int64
-	// MaxConcurrentReads bounds the request bodies read at once. Default
-	// push.DefaultMaxConcurrentReads.
-	MaxConcurrentReads int
-	// MaxKeyBytes is the longest key accepted. Default push.DefaultMaxKeyBytes.
-	MaxKeyBytes int
-	// OIDC, when set, verifies the request's OIDC token before any claim (an
-	// Eventarc trigger's service account).
-	OIDC *push.OIDCConfig
-	// Disabled makes the handler a logged pass-through (handler unit tests only).
-	Disabled bool
-	// Logger receives one line per event. Default: the gate's logger.
-	Logger *slog.Logger
-	// MeterProvider and TracerProvider default to the otel globals.
-	MeterProvider  metric.MeterProvider
-	TracerProvider trace.TracerProvider
 }
 
 // NewHandler returns an http.Handler for CloudEvents: it verifies the OIDC
 // token when configured, parses the event (binary or structured mode; 400 when
 // it is not a valid CloudEvent), derives the key, runs fn through g and answers
-// by push.Status. It returns an error naming the field when opts is invalid.
+// by the ack table (gate.Outcome). It returns an error naming the field when opts is invalid.
 func NewHandler(g *gate.Gate, fn HandlerFunc, opts *Options) (*push.Guard, error) {
 	var o Options
 	if opts != nil {
@@ -91,10 +69,6 @@ func NewHandler(g *gate.Gate, fn HandlerFunc, opts *Options) (*push.Guard, error
 	}
 	// A structured-mode body nests the base64 data inside the event's JSON;
 	// the envelope overhead covers the event attributes.
-	return push.NewGuard(g, parse, &push.GuardOptions{
-		Adapter: "cloudevent", Mode: o.Mode, MaxBodyBytes: push.MaxBodyBytes(o.MaxDataBytes),
-		MaxConcurrentReads: o.MaxConcurrentReads, MaxKeyBytes: o.MaxKeyBytes,
-		AllowUnguarded: o.AllowUnguarded, Disabled: o.Disabled, OIDC: o.OIDC, Logger: o.Logger,
-		MeterProvider: o.MeterProvider, TracerProvider: o.TracerProvider,
-	})
+	return push.NewGuard(g, parse, &push.GuardOptions{AdapterOptions: o.AdapterOptions,
+		Adapter: "cloudevent", MaxBodyBytes: push.MaxBodyBytes(o.MaxDataBytes)})
 }

@@ -196,14 +196,14 @@ func TestKeyFuncAndOIDCAndDisabled(t *testing.T) {
 	if res := send(t, h, bh, bb); res.StatusCode != 500 || store.Len() != 0 {
 		t.Errorf("empty key: %d records %d", res.StatusCode, store.Len())
 	}
-	h, _ = cloudevent.NewHandler(g, noop, &cloudevent.Options{OIDC: &push.OIDCConfig{
-		Audience: "https://x", ServiceAccountEmail: "sa@p.iam.gserviceaccount.com", Validator: rejectAll{}}})
+	h, _ = cloudevent.NewHandler(g, noop, &cloudevent.Options{AdapterOptions: push.AdapterOptions{OIDC: &push.OIDCConfig{
+		Audience: "https://x", ServiceAccountEmail: "sa@p.iam.gserviceaccount.com", Validator: rejectAll{}}}})
 	if res := send(t, h, bh, bb); res.StatusCode != 401 || store.Len() != 0 {
 		t.Errorf("no token: %d records %d", res.StatusCode, store.Len())
 	}
 	ran := 0
 	h, _ = cloudevent.NewHandler(nil, func(context.Context, *cloudevent.Event, gate.Claim) error { ran++; return nil },
-		&cloudevent.Options{Disabled: true})
+		&cloudevent.Options{AdapterOptions: push.AdapterOptions{Disabled: true}})
 	send(t, h, bh, bb)
 	send(t, h, bh, bb)
 	if ran != 2 {

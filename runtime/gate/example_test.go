@@ -39,3 +39,19 @@ func ExampleGate_Mutex() {
 	// apply packed fence 1
 	// apply shipped fence 3
 }
+
+// Every answer an adapter gives comes from one table: the outcome's name (the
+// X-Oncegate-Outcome header), its HTTP status, whether Pub/Sub acks it, and its
+// log level.
+func ExampleOutcome() {
+	for _, o := range []gate.Outcome{gate.OutcomeRan, gate.OutcomeInProgress, gate.OutcomeBodyFailed,
+		gate.OutcomeRejected, gate.OutcomeMalformed} {
+		fmt.Println(o, o.HTTPStatus(), o.Ack(), o.LogLevel())
+	}
+	// Output:
+	// ran 204 true INFO
+	// in-progress 503 false WARN
+	// body-failed 500 false ERROR
+	// rejected 409 false ERROR
+	// malformed 400 false WARN
+}

@@ -74,8 +74,7 @@ func (g *Gate) Key(key string) string {
 // recorded failed for a Permanent error); ErrNotRecorded or ErrFencedOut (body
 // ran). OutcomeOf maps the answer onto the ack policy.
 func (g *Gate) Lock(ctx context.Context, key string, body Body) error {
-	_, err := g.run(ctx, call{key: key, mode: modeLock}, wrapBody(body))
-	return err
+	return g.run(ctx, call{key: key, mode: VerbLock}, verbBody{plain: body}).Err
 }
 
 // Mutex serializes: it claims key, runs body and releases the claim (fence+1), so
@@ -84,84 +83,152 @@ func (g *Gate) Lock(ctx context.Context, key string, body Body) error {
 // ErrUnknownOutcome, ErrStoreUnavailable, ErrInvalidKey, a *BodyError, or
 // ErrFencedOut (the lease lapsed and another holder took the key while body ran).
 func (g *Gate) Mutex(ctx context.Context, key string, body Body) error {
-	_, err := g.run(ctx, call{key: key, mode: modeMutex}, wrapBody(body))
-	return err
+	return g.run(ctx, call{key: key, mode: VerbMutex}, verbBody{plain: body}).Err
 }
 
-func wrapBody(body Body) func(context.Context, Claim) ([]byte, error) {
-	return func(ctx context.Context, c Claim) ([]byte, error) { return nil, body(ctx, c) }
-}
-
-type mode int
+// Verb selects what Run does: Lock or Mutex.
+type Verb int
 
 const (
-	modeLock mode = iota
-	modeMutex
+	// VerbLock de-duplicates, as Lock.
+	VerbLock Verb = iota
+	// VerbMutex serializes, as Mutex.
+	VerbMutex
 )
+
+// Result is what one verb call came to, as a value: the outcome the gate knew
+// where it returned, the error Lock or Mutex return for it, the record, and
+// the claim/body boundary an adapter times its claim and body by.
+type Result struct {
+	// Outcome is the ack-table outcome; OutcomeOf(Err) == Outcome.
+	Outcome Outcome
+	// Err is what Lock or Mutex returns; nil exactly when Outcome is OutcomeRan.
+	Err error
+	// Key is the namespaced key (Gate.Key); empty when the key was empty.
+	Key string
+	// Fence is the claim's fence when the body ran, else the refusing record's
+	// (0 when there is none).
+	Fence int64
+	// Record is the record behind the answer: the claimed one (done when
+	// recorded) or the one that refused the claim; zero when no record was read.
+	Record Record
+	// Ran reports whether the body ran.
+	Ran bool
+	// Start is when the call began; BodyStart and BodyEnd bracket the body
+	// (zero when it did not run). The claim took BodyStart − Start when the
+	// body ran.
+	Start, BodyStart, BodyEnd time.Time
+}
+
+// Run is Lock (VerbLock) or Mutex (VerbMutex) answering a Result, for
+// adapters: the outcome, the namespaced key, the fence and the claim/body
+// boundary come back as values, so nothing has to be decoded from the error
+// or observed from inside body. Another v answers OutcomeError without a
+// claim.
+func (g *Gate) Run(ctx context.Context, v Verb, key string, body Body) Result {
+	if v != VerbLock && v != VerbMutex {
+		return Result{Outcome: OutcomeError, Start: time.Now(),
+			Err: fmt.Errorf("gate.Run: verb %d is not VerbLock or VerbMutex", v)}
+	}
+	return g.run(ctx, call{key: key, mode: v}, verbBody{plain: body})
+}
+
+// verbBody is the work run invokes: a Body (Lock, Mutex, Run) or a body that
+// returns a result to store (Do).
+type verbBody struct {
+	plain  Body
+	stored func(context.Context, Claim) ([]byte, error)
+}
+
+func (b verbBody) call(ctx context.Context, c Claim) ([]byte, error) {
+	if b.stored != nil {
+		return b.stored(ctx, c)
+	}
+	return nil, b.plain(ctx, c)
+}
 
 // call is one verb invocation.
 type call struct {
 	key         string
-	mode        mode
+	mode        Verb
 	fingerprint []byte
 }
 
-// run is the shared claim → body → complete/release path. It returns the record
-// found on a refused claim (for stored-result replay).
-func (g *Gate) run(ctx context.Context, c call, body func(context.Context, Claim) ([]byte, error)) (Record, error) {
+// answer sets the outcome and error of r.
+func (r Result) answer(o Outcome, err error) Result {
+	r.Outcome, r.Err = o, err
+	return r
+}
+
+// refused is r answered by a record that refused the claim.
+func (r Result) refused(o Outcome, sentinel error, rec Record) Result {
+	r.Record, r.Fence = rec, rec.Fence
+	return r.answer(o, &RecordError{Err: sentinel, Record: rec})
+}
+
+// run is the shared claim → body → complete/release path. Every return says
+// its outcome; the Result carries the record found on a refused claim (for
+// stored-result replay).
+func (g *Gate) run(ctx context.Context, c call, body verbBody) Result {
+	res := Result{Start: time.Now()}
 	if c.key == "" {
-		return Record{}, fmt.Errorf("%w: key is empty", ErrInvalidKey)
+		return res.answer(OutcomeRejected, fmt.Errorf("%w: key is empty", ErrInvalidKey))
 	}
 	key := g.Key(c.key)
+	res.Key = key
 	log := keyLogger{l: g.opts.Logger, key: key}
-	if c.mode == modeLock {
-		if rec, hit := g.cache.get(key, time.Now()); hit {
-			return g.refuseTerminal(ctx, c, rec)
+	if c.mode == VerbLock {
+		if rec, hit := g.cache.get(key, res.Start); hit {
+			return g.refuseTerminal(ctx, c, res, rec)
 		}
 	}
 	// The store starts the lease when it applies the claim, no earlier than now:
 	// sent + Lease is a local bound the store's lease never ends before.
-	sent := time.Now()
+	sent := res.Start
 	cctx, cancelClaim := context.WithTimeout(ctx, g.opts.StoreTimeout) // the claim's phase
-	res, err := g.b.Claim(cctx, ClaimRequest{
+	cr, err := g.b.Claim(cctx, ClaimRequest{
 		Key: key, Token: newToken(), Owner: g.opts.Owner,
 		Lease: g.opts.Lease, TTL: g.opts.TTL, Fingerprint: c.fingerprint,
 	})
 	cancelClaim()
 	if err != nil {
 		if errors.Is(err, ErrKeyReuse) || errors.Is(err, ErrFenceExhausted) {
-			return Record{}, fmt.Errorf("claim %q: %w", key, err)
+			return res.answer(OutcomeRejected, fmt.Errorf("claim %q: %w", key, err))
 		}
-		return Record{}, fmt.Errorf("%w: claim %q: %w", ErrStoreUnavailable, key, err)
+		return res.answer(OutcomeStoreUnavailable, fmt.Errorf("%w: claim %q: %w", ErrStoreUnavailable, key, err))
 	}
-	rec := res.Record
-	switch res.Status {
+	rec := cr.Record
+	switch cr.Status {
 	case Won:
 	case HeldByOther:
-		return rec, &RecordError{Err: ErrInProgress, Record: rec}
+		return res.refused(OutcomeInProgress, ErrInProgress, rec)
 	case AlreadyDone, Failed:
-		if c.mode == modeMutex {
-			return rec, &RecordError{Err: ErrInProgress, Record: rec}
+		if c.mode == VerbMutex {
+			return res.refused(OutcomeInProgress, ErrInProgress, rec)
 		}
 		g.cache.put(rec, earliest(rec.ExpiresAt, time.Now().Add(g.opts.CacheTTL)))
-		return g.refuseTerminal(ctx, c, rec)
+		return g.refuseTerminal(ctx, c, res, rec)
 	case Unknown:
 		log.fence = rec.Fence
 		log.Error("oncegate: reconcile key: outcome unknown")
-		return rec, &RecordError{Err: ErrUnknownOutcome, Record: rec}
+		return res.refused(OutcomeUnknown, ErrUnknownOutcome, rec)
 	default:
-		return rec, fmt.Errorf("%w: claim %q: backend answered invalid status %d", ErrStoreUnavailable, key, res.Status)
+		res.Record, res.Fence = rec, rec.Fence
+		return res.answer(OutcomeStoreUnavailable, fmt.Errorf("%w: claim %q: backend answered invalid status %d", ErrStoreUnavailable, key, cr.Status))
 	}
 
 	cl := Claim{Key: key, Fence: rec.Fence, LeaseExpiry: rec.LeaseExpiry, Owner: g.opts.Owner}
 	log.fence = cl.Fence
+	res.Record, res.Fence, res.Ran = rec, cl.Fence, true
+	res.BodyStart = time.Now()
 	result, bodyErr := g.invoke(ctx, cl, sent, body)
+	res.BodyEnd = time.Now()
 	if bodyErr != nil {
 		sctx, cancel := g.phase(ctx)
 		defer cancel()
-		return rec, g.afterBodyError(sctx, log, c, cl, bodyErr)
+		return res.answer(bodyOutcome(bodyErr), g.afterBodyError(sctx, log, c, cl, bodyErr))
 	}
-	if c.mode == modeMutex {
+	if c.mode == VerbMutex {
 		sctx, cancel := g.phase(ctx)
 		defer cancel()
 		ok, err := g.b.Release(sctx, key, cl.Fence)
@@ -170,16 +237,16 @@ func (g *Gate) run(ctx context.Context, c call, body func(context.Context, Claim
 			log.Warn("oncegate: release after mutex body failed; the lease will lapse", "err", err)
 		case !ok:
 			log.Error("oncegate: fenced out: the lease lapsed and another holder took the key while the body ran")
-			return rec, &RecordError{Err: ErrFencedOut, Record: rec}
+			return res.answer(OutcomeFencedOut, &RecordError{Err: ErrFencedOut, Record: rec})
 		}
-		return rec, nil
+		return res.answer(OutcomeRan, nil)
 	}
-	if err := g.complete(ctx, log, rec, cl, result); err != nil {
-		return rec, err
+	if o, err := g.complete(ctx, log, rec, cl, result); err != nil {
+		return res.answer(o, err)
 	}
-	rec.State, rec.Result = StateDone, result
-	g.cache.put(rec, time.Now().Add(g.opts.CacheTTL))
-	return rec, nil
+	res.Record.State, res.Record.Result = StateDone, result
+	g.cache.put(res.Record, time.Now().Add(g.opts.CacheTTL))
+	return res.answer(OutcomeRan, nil)
 }
 
 // complete records cl done after its body ran: the complete, retried within
@@ -187,8 +254,9 @@ func (g *Gate) run(ctx context.Context, c call, body func(context.Context, Claim
 // of its own. It returns nil when the record is done (by this call or by an
 // earlier attempt whose answer was lost), an error matching ErrNotRecorded
 // when it is not (marked unknown where the backend can), or a *RecordError
-// matching ErrFencedOut when another holder took the key.
-func (g *Gate) complete(ctx context.Context, log keyLogger, rec Record, cl Claim, result []byte) error {
+// matching ErrFencedOut when another holder took the key, each with its
+// outcome.
+func (g *Gate) complete(ctx context.Context, log keyLogger, rec Record, cl Claim, result []byte) (Outcome, error) {
 	cctx, cancel := g.phase(ctx)
 	defer cancel()
 	ok, attempts, err := g.retry(cctx, func(actx context.Context) (bool, error) {
@@ -208,10 +276,10 @@ func (g *Gate) complete(ctx context.Context, log keyLogger, rec Record, cl Claim
 	}
 	switch {
 	case err == nil && ok:
-		return nil
+		return OutcomeRan, nil
 	case err == nil:
 		log.Error("oncegate: fenced out: the body ran but another holder reclaimed the key; check the sink for a double effect")
-		return &RecordError{Err: ErrFencedOut, Record: rec}
+		return OutcomeFencedOut, &RecordError{Err: ErrFencedOut, Record: rec}
 	}
 	log.Error("oncegate: body ran but the done record was not written", "err", err, "attempts", attempts)
 	uctx, cancelU := g.phase(ctx)
@@ -226,7 +294,7 @@ func (g *Gate) complete(ctx context.Context, log keyLogger, rec Record, cl Claim
 			merr = fmt.Errorf("the mark was refused and the record could not be read: %w", rerr)
 		case at && now.State == StateDone:
 			log.Warn("oncegate: the done record was written after all (a complete's answer was lost)")
-			return nil
+			return OutcomeRan, nil
 		case at && now.State == StateUnknown:
 			marked = true
 		}
@@ -237,20 +305,20 @@ func (g *Gate) complete(ctx context.Context, log keyLogger, rec Record, cl Claim
 	case !marked:
 		log.Error("oncegate: the record is no longer this holder's: another holder may have reclaimed the key")
 	}
-	return fmt.Errorf("%w: complete %q: %w", ErrNotRecorded, cl.Key, err)
+	return OutcomeNotRecorded, fmt.Errorf("%w: complete %q: %w", ErrNotRecorded, cl.Key, err)
 }
 
 // refuseTerminal answers a lock call that found key done or failed (in the store
 // or the cache): a fingerprint mismatch is key reuse, done is a duplicate.
-func (g *Gate) refuseTerminal(ctx context.Context, c call, rec Record) (Record, error) {
+func (g *Gate) refuseTerminal(ctx context.Context, c call, res Result, rec Record) Result {
 	if len(c.fingerprint) > 0 && len(rec.Fingerprint) > 0 && !bytes.Equal(c.fingerprint, rec.Fingerprint) {
-		return Record{}, fmt.Errorf("claim %q: %w", rec.Key, ErrKeyReuse)
+		return res.answer(OutcomeRejected, fmt.Errorf("claim %q: %w", rec.Key, ErrKeyReuse))
 	}
 	if rec.State == StateFailed {
-		return rec, &RecordError{Err: ErrFailed, Record: rec}
+		return res.refused(OutcomePermanent, ErrFailed, rec)
 	}
 	g.observeDuplicate(ctx, rec)
-	return rec, &RecordError{Err: ErrDuplicate, Record: rec}
+	return res.refused(OutcomeDuplicate, ErrDuplicate, rec)
 }
 
 func earliest(a, b time.Time) time.Time {
@@ -263,7 +331,7 @@ func earliest(a, b time.Time) time.Time {
 // afterBodyError records a permanent failure or releases the claim.
 func (g *Gate) afterBodyError(ctx context.Context, log keyLogger, c call, cl Claim, bodyErr error) error {
 	be := &BodyError{Key: cl.Key, Fence: cl.Fence, Err: bodyErr}
-	if c.mode == modeLock && IsPermanent(bodyErr) {
+	if c.mode == VerbLock && IsPermanent(bodyErr) {
 		recorded, err := g.b.Fail(ctx, Completion{Key: cl.Key, Fence: cl.Fence, TTL: g.opts.TTL, Result: []byte(bodyErr.Error())})
 		if err != nil || !recorded {
 			log.Error("oncegate: permanent failure not recorded", "err", err, "recorded", recorded)
@@ -284,7 +352,7 @@ func (g *Gate) afterBodyError(ctx context.Context, log keyLogger, c call, cl Cla
 // heartbeat the deadline is also bounded by sent + Lease, so a claim answer that
 // arrived late cannot let the body outlive its lease. A panic in body releases
 // the claim and is re-raised.
-func (g *Gate) invoke(ctx context.Context, cl Claim, sent time.Time, body func(context.Context, Claim) ([]byte, error)) (result []byte, err error) {
+func (g *Gate) invoke(ctx context.Context, cl Claim, sent time.Time, body verbBody) (result []byte, err error) {
 	bctx, cancelCause := context.WithCancelCause(context.WithoutCancel(ctx))
 	defer cancelCause(nil)
 	deadline := time.Now().Add(g.opts.WorkDeadline)
@@ -309,7 +377,7 @@ func (g *Gate) invoke(ctx context.Context, cl Claim, sent time.Time, body func(c
 			panic(p)
 		}
 	}()
-	return body(bctx, cl)
+	return body.call(bctx, cl)
 }
 
 func (g *Gate) observeDuplicate(ctx context.Context, rec Record) {

@@ -76,15 +76,15 @@ func Do[T any](ctx context.Context, g *Gate, c Call, fn func(ctx context.Context
 	backoff := 50 * time.Millisecond
 	deadline := time.Now().Add(c.Wait)
 	for {
-		rec, err := g.run(ctx, call{key: c.Key, mode: modeLock, fingerprint: fp}, body)
+		res := g.run(ctx, call{key: c.Key, mode: VerbLock, fingerprint: fp}, verbBody{stored: body})
 		switch {
-		case errors.Is(err, ErrDuplicate):
+		case res.Outcome == OutcomeDuplicate:
 			var zero T
-			if derr := g.decodeResult(key, rec.Result, &zero); derr != nil {
+			if derr := g.decodeResult(key, res.Record.Result, &zero); derr != nil {
 				return zero, false, derr
 			}
 			return zero, false, nil
-		case errors.Is(err, ErrInProgress) && time.Now().Add(backoff).Before(deadline):
+		case res.Outcome == OutcomeInProgress && time.Now().Add(backoff).Before(deadline):
 			t := time.NewTimer(backoff)
 			select {
 			case <-ctx.Done():
@@ -95,7 +95,7 @@ func Do[T any](ctx context.Context, g *Gate, c Call, fn func(ctx context.Context
 			backoff = min(2*backoff, time.Second)
 			continue
 		}
-		return v, executed, err
+		return v, executed, res.Err
 	}
 }
 

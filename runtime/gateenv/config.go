@@ -62,7 +62,7 @@ type Config struct {
 	// OIDC verifies every push's token before any claim
 	// (ONCEGATE_OIDC_AUDIENCE, ONCEGATE_OIDC_SERVICE_ACCOUNT); nil only with
 	// ONCEGATE_OIDC_DISABLED=1 or Options.NoPush. Serve enforces it; a program
-	// serving otherwise must pass it on (PushOptions, or push.RequireOIDC).
+	// serving otherwise must pass it on (AdapterOptions, or push.RequireOIDC).
 	OIDC  *push.OIDCConfig
 	close func() error
 }
@@ -142,12 +142,18 @@ func (c *Config) NewGate() (*gate.Gate, error) {
 	return gate.New(c.Backend, &o)
 }
 
-// PushOptions returns the push handler options the environment implies
-// (Disabled, OIDC and Logger); set Mode, KeyFunc and the rest on the result.
-// For the CloudEvent adapter, copy Disabled, OIDC and Logger into
-// cloudevent.Options.
+// AdapterOptions returns the adapter options the environment implies
+// (Disabled, OIDC and Logger), for every adapter: embed them in push.Options
+// or cloudevent.Options (cloudevent.Options{AdapterOptions:
+// cfg.AdapterOptions()}) and set Mode and the rest on the result.
+func (c *Config) AdapterOptions() push.AdapterOptions {
+	return push.AdapterOptions{Disabled: c.Disabled, OIDC: c.OIDC, Logger: c.Gate.Logger}
+}
+
+// PushOptions returns push handler options holding AdapterOptions; set
+// KeyFunc, Mode and the rest on the result.
 func (c *Config) PushOptions() *push.Options {
-	return &push.Options{Disabled: c.Disabled, OIDC: c.OIDC, Logger: c.Gate.Logger}
+	return &push.Options{AdapterOptions: c.AdapterOptions()}
 }
 
 // Close releases the backend's client or pool. It is safe to call more than

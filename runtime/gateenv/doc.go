@@ -50,8 +50,9 @@
 // push.RequireOIDC, so an unauthenticated push is answered 401 or 403 and runs
 // no body. A program that does not use Config.Serve (its own http.Server, a
 // Functions Framework entry point) must wire it itself: build every push
-// handler with Config.PushOptions() (for the CloudEvent adapter, copy its OIDC
-// into cloudevent.Options), or wrap what it serves with
+// handler with Config.AdapterOptions() (Config.PushOptions() for push; for the
+// CloudEvent adapter, cloudevent.Options{AdapterOptions: cfg.AdapterOptions()}),
+// or wrap what it serves with
 // push.RequireOIDC(cfg.OIDC, h, logger) when cfg.OIDC is not nil. Nothing else
 // checks the tokens.
 //

@@ -96,8 +96,8 @@ var ErrDrainTimeout = errors.New("gateenv: in-flight deliveries did not finish w
 // deadline. When c.OIDC is set (the environment requires token verification),
 // h is served behind push.RequireOIDC: every request other than GET, HEAD and
 // OPTIONS must carry the push subscription's token, or it is answered 401/403
-// before h sees it, so a handler built without c.PushOptions() (nil options, or
-// a hand-built push.Options) cannot run a body for an unauthenticated push. On
+// before h sees it, so a handler built without c.AdapterOptions() (nil options, or
+// hand-built options) cannot run a body for an unauthenticated push. On
 // the signal it stops accepting connections, waits for in-flight
 // deliveries up to the plan's shutdown grace (Cloud Run sends SIGKILL 10 s after
 // SIGTERM), then closes the backend (Close). When the grace runs out first it

@@ -95,8 +95,8 @@ func TestServeVerifiesTokensWhateverTheHandler(t *testing.T) {
 	for _, tc := range []struct {
 		name, auth string
 	}{{"no token", ""}, {"bad token", "Bearer forged"}, {"not bearer", "Basic Z29vZA=="}} {
-		if code, out := send(http.MethodPost, "/", tc.auth, "m-"+tc.name); code != http.StatusUnauthorized || out != push.OutcomeUnauthenticated {
-			t.Errorf("%s: %d %q, want 401 %q", tc.name, code, out, push.OutcomeUnauthenticated)
+		if code, out := send(http.MethodPost, "/", tc.auth, "m-"+tc.name); code != http.StatusUnauthorized || out != gate.OutcomeUnauthenticated.String() {
+			t.Errorf("%s: %d %q, want 401 %q", tc.name, code, out, gate.OutcomeUnauthenticated.String())
 		}
 	}
 	if n := runs.Load(); n != 0 {

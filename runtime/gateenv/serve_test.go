@@ -280,7 +280,7 @@ func TestServeEmptySignalsMeansDefault(t *testing.T) {
 func TestServeStalledPushBodyIsANack(t *testing.T) {
 	ran := false
 	h, err := push.NewHandler(nil, func(context.Context, *push.Message, gate.Claim) error { ran = true; return nil },
-		&push.Options{Disabled: true, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+		&push.Options{AdapterOptions: push.AdapterOptions{Disabled: true, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -302,7 +302,7 @@ func TestServeStalledPushBodyIsANack(t *testing.T) {
 		t.Fatalf("no answer: %v", err)
 	}
 	_ = resp.Body.Close()
-	if resp.StatusCode != http.StatusServiceUnavailable || resp.Header.Get(push.HeaderOutcome) != push.OutcomeReadFailed || ran {
-		t.Fatalf("status %d outcome %q ran=%v; want 503 %q and no run", resp.StatusCode, resp.Header.Get(push.HeaderOutcome), ran, push.OutcomeReadFailed)
+	if resp.StatusCode != http.StatusServiceUnavailable || resp.Header.Get(push.HeaderOutcome) != gate.OutcomeReadFailed.String() || ran {
+		t.Fatalf("status %d outcome %q ran=%v; want 503 %q and no run", resp.StatusCode, resp.Header.Get(push.HeaderOutcome), ran, gate.OutcomeReadFailed.String())
 	}
 }

@@ -17,13 +17,14 @@ import (
 	"github.com/oncegate/oncegate/runtime/telemetry"
 )
 
-// Refusals: outcomes the Receiver answers before any verb runs (both nack).
-const (
+// Refusals: outcomes the Receiver answers before any verb runs (both nack, by
+// gate's ack table).
+var (
 	// OutcomeNoKey: the KeyFunc found no key; nacked without a claim.
-	OutcomeNoKey = push.OutcomeNoKey
+	OutcomeNoKey = gate.OutcomeNoKey.String()
 	// OutcomeStopping: the message arrived after Receive's context ended; nacked
 	// without a claim so another subscriber takes it.
-	OutcomeStopping = "stopping"
+	OutcomeStopping = gate.OutcomeStopping.String()
 )
 
 // result is what one message came to.
@@ -71,12 +72,12 @@ func (r *Receiver) handle(drain, ctx context.Context, m *pubsub.Message, subscri
 	key, kerr := r.o.KeyFunc(msg)
 	switch {
 	case ctx.Err() != nil:
-		res = result{outcome: OutcomeStopping, err: context.Cause(ctx)}
+		res = result{outcome: OutcomeStopping, ack: gate.OutcomeStopping.Ack(), err: context.Cause(ctx)}
 	case kerr != nil || key == "":
 		if kerr == nil {
 			kerr = errors.New("key function returned an empty key")
 		}
-		res = result{outcome: OutcomeNoKey, err: kerr}
+		res = result{outcome: OutcomeNoKey, ack: gate.OutcomeNoKey.Ack(), err: kerr}
 	default:
 		res = r.run(drain, context.WithoutCancel(ctx), key, msg)
 	}

@@ -41,15 +41,3 @@ func ExampleNewHandler() {
 	// 204 ran
 	// 204 duplicate
 }
-
-// Status maps each outcome onto the answer Pub/Sub acks or retries.
-func ExampleStatus() {
-	for _, o := range []gate.Outcome{gate.OutcomeRan, gate.OutcomeInProgress, gate.OutcomeBodyFailed, gate.OutcomeRejected} {
-		fmt.Println(o, push.Status(o), push.Acks(push.Status(o)))
-	}
-	// Output:
-	// ran 204 true
-	// in-progress 503 false
-	// body-failed 500 false
-	// rejected 409 false
-}

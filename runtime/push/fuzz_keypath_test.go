@@ -41,7 +41,7 @@ func FuzzKeyPath(f *testing.F) {
 		h, err := push.NewHandler(g, func(_ context.Context, _ *push.Message, c gate.Claim) error {
 			got = append(got, c.Key)
 			return nil
-		}, &push.Options{Logger: quiet, KeyFunc: func(m *push.Message) (string, error) { return m.Attributes["k"], nil }})
+		}, &push.Options{AdapterOptions: push.AdapterOptions{Logger: quiet}, KeyFunc: func(m *push.Message) (string, error) { return m.Attributes["k"], nil }})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -62,13 +62,13 @@ func FuzzKeyPath(f *testing.F) {
 		}
 		status, outcome := send(id)
 		if want == "" {
-			if status != 500 || outcome != push.OutcomeNoKey || len(got) != 0 || store.Len() != 0 {
+			if status != 500 || outcome != gate.OutcomeNoKey.String() || len(got) != 0 || store.Len() != 0 {
 				t.Fatalf("empty key: %d %s, ran %d, %d records; want 500 no-key and nothing stored", status, outcome, len(got), store.Len())
 			}
 			return
 		}
 		if len(want) > push.DefaultMaxKeyBytes {
-			if status != 400 || outcome != push.OutcomeKeyTooLong || len(got) != 0 || store.Len() != 0 {
+			if status != 400 || outcome != gate.OutcomeKeyTooLong.String() || len(got) != 0 || store.Len() != 0 {
 				t.Fatalf("%d-byte key: %d %s, ran %d, %d records; want 400 key-too-long and nothing stored", len(want), status, outcome, len(got), store.Len())
 			}
 			return

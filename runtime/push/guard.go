@@ -1,16 +1,13 @@
 package push
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
-
-	"go.opentelemetry.io/otel/metric"
-	"go.opentelemetry.io/otel/trace"
+	"sync"
 
 	"github.com/oncegate/oncegate/runtime/gate"
 	"github.com/oncegate/oncegate/runtime/telemetry"
@@ -56,59 +53,39 @@ type Delivery struct {
 // answers 413; any other error answers 400 (malformed).
 type Parser func(r *http.Request, body []byte) (Delivery, error)
 
-// GuardOptions configure a Guard. The zero value (or nil) means defaults.
+// GuardOptions configure a Guard: the shared AdapterOptions plus what only a
+// Guard's builder knows. The zero value (or nil) means defaults.
 type GuardOptions struct {
+	AdapterOptions
 	// Adapter names the adapter in logs, metrics and spans. Default "http".
 	Adapter string
-	// Mode is the verb. Default ModeLock.
-	Mode Mode
 	// MaxBodyBytes caps the request body read, in bytes; past it the Guard answers
 	// 413 without parsing, and a declared Content-Length past it answers 413
 	// without reading. Default DefaultMaxBodyBytes.
 	MaxBodyBytes int64
-	// MaxConcurrentReads bounds how many request bodies are read at once; a
-	// request waits for a slot until its context ends (then 503, outcome "busy",
-	// a nack). The read buffer grows with the bytes that arrive, never from the
-	// declared Content-Length, so the memory bodies in flight pin is at most
-	// MaxConcurrentReads × MaxBodyBytes and, for slow senders, only what they
-	// sent. Default DefaultMaxConcurrentReads.
-	MaxConcurrentReads int
-	// MaxKeyBytes is the longest key accepted, in bytes, before the gate's
-	// namespace; a longer key answers 400 (outcome "key-too-long") before any
-	// claim. Default DefaultMaxKeyBytes.
-	MaxKeyBytes int
-	// AllowUnguarded runs deliveries whose key is not resolvable without any
-	// claim (fence 0), logged at warning level, instead of failing closed with 500.
-	AllowUnguarded bool
-	// Disabled makes the Guard a pass-through: every delivery runs unguarded
-	// (fence 0, no record) and a warning is logged once, at construction. OIDC,
-	// parsing and size limits still apply. For handler unit tests only
-	// (ONCEGATE_DISABLED=1 sets it through gateenv). The gate may then be nil.
-	Disabled bool
-	// OIDC, when set, verifies the push's OIDC token before anything else.
-	OIDC *OIDCConfig
-	// Logger receives one line per delivery (never payload bytes). Default: the
-	// gate's logger, else slog.Default().
-	Logger *slog.Logger
-	// MeterProvider and TracerProvider default to the otel globals.
-	MeterProvider  metric.MeterProvider
-	TracerProvider trace.TracerProvider
 }
 
 // Guard is an http.Handler that verifies, reads and parses a request, claims its
-// key through a gate, runs the work and answers HTTP by Status. NewHandler builds
-// one for Pub/Sub push; runtime/cloudevent builds one for Eventarc. A Guard is
-// safe for concurrent use.
+// key through a gate, runs the work and answers HTTP by the ack table
+// (gate.Outcome's HTTPStatus). NewHandler builds one for Pub/Sub push;
+// runtime/cloudevent builds one for Eventarc. A Guard is safe for concurrent
+// use.
 type Guard struct {
-	g     *gate.Gate
-	parse Parser
-	o     GuardOptions
-	log   *slog.Logger
-	tel   *telemetry.Instruments
-	reads chan struct{} // one token per body being read
+	g        *gate.Gate
+	parse    Parser
+	o        GuardOptions
+	verb     gate.Verb
+	log      *slog.Logger
+	tel      *telemetry.Instruments
+	spanName string
+	reads    chan struct{} // one token per body being read
+	// reuseBody says the parser keeps no reference to the body it was
+	// given, so a small read buffer goes back to bodyPool once parsed.
+	reuseBody bool
+	measures  map[string][]telemetry.Prepared // by mode, then outcome
 }
 
-// DefaultMaxConcurrentReads is GuardOptions.MaxConcurrentReads' default: 16
+// DefaultMaxConcurrentReads is AdapterOptions.MaxConcurrentReads' default: 16
 // bodies at once, at most 16 × DefaultMaxBodyBytes (about 230 MB) in flight,
 // and only as much as senders actually sent.
 const DefaultMaxConcurrentReads = 16
@@ -128,33 +105,18 @@ func NewGuard(g *gate.Gate, parse Parser, o *GuardOptions) (*Guard, error) {
 		return nil, errors.New("push.NewGuard: parser is nil")
 	case g == nil && !v.Disabled:
 		return nil, errors.New("push.NewGuard: gate is nil; pass a *gate.Gate (only a Disabled guard may have none)")
-	case v.Mode != ModeLock && v.Mode != ModeMutex:
-		return nil, fmt.Errorf("push.GuardOptions.Mode: %d is not ModeLock or ModeMutex", v.Mode)
 	case v.MaxBodyBytes < 0:
 		return nil, fmt.Errorf("push.GuardOptions.MaxBodyBytes: must be zero (default) or positive, got %d", v.MaxBodyBytes)
-	case v.MaxKeyBytes < 0:
-		return nil, fmt.Errorf("push.GuardOptions.MaxKeyBytes: must be zero (default) or positive, got %d", v.MaxKeyBytes)
-	case v.MaxConcurrentReads < 0:
-		return nil, fmt.Errorf("push.GuardOptions.MaxConcurrentReads: must be zero (default) or positive, got %d", v.MaxConcurrentReads)
 	}
-	if v.MaxKeyBytes == 0 {
-		v.MaxKeyBytes = DefaultMaxKeyBytes
-	}
-	if v.MaxConcurrentReads == 0 {
-		v.MaxConcurrentReads = DefaultMaxConcurrentReads
+	var err error
+	if v.AdapterOptions, err = v.AdapterOptions.withDefaults(); err != nil {
+		return nil, err
 	}
 	if v.Adapter == "" {
 		v.Adapter = "http"
 	}
 	if v.MaxBodyBytes == 0 {
 		v.MaxBodyBytes = DefaultMaxBodyBytes
-	}
-	if v.OIDC != nil {
-		c, err := v.OIDC.validate()
-		if err != nil {
-			return nil, err
-		}
-		v.OIDC = c
 	}
 	log := v.Logger
 	if log == nil && g != nil {
@@ -163,54 +125,87 @@ func NewGuard(g *gate.Gate, parse Parser, o *GuardOptions) (*Guard, error) {
 	if log == nil {
 		log = slog.Default()
 	}
-	tel, err := telemetry.New(&telemetry.Options{MeterProvider: v.MeterProvider, TracerProvider: v.TracerProvider})
+	gd, err := newGuard(v, log)
 	if err != nil {
 		return nil, err
 	}
-	gd := &Guard{g: g, parse: parse, o: v, log: log.With("adapter", v.Adapter), tel: tel,
-		reads: make(chan struct{}, v.MaxConcurrentReads)}
+	gd.g, gd.parse = g, parse
+	gd.reads = make(chan struct{}, v.MaxConcurrentReads)
+	if v.Mode == ModeMutex {
+		gd.verb = gate.VerbMutex
+	}
 	if v.Disabled {
 		gd.log.Warn("oncegate: ONCEGATE_DISABLED: the handler is a pass-through; every delivery runs unguarded (for handler unit tests only)")
 	}
 	return gd, nil
 }
 
+// newGuard returns the Guard's telemetry and logging half, its metric label
+// sets prepared for every mode and outcome it can answer.
+func newGuard(v GuardOptions, log *slog.Logger) (*Guard, error) {
+	tel, err := telemetry.New(&telemetry.Options{MeterProvider: v.MeterProvider, TracerProvider: v.TracerProvider})
+	if err != nil {
+		return nil, err
+	}
+	gd := &Guard{o: v, log: log.With("adapter", v.Adapter), tel: tel,
+		spanName: "oncegate." + v.Adapter + " process", measures: map[string][]telemetry.Prepared{}}
+	for _, mode := range []string{v.Mode.String(), modeUnguarded, modeDisabled} {
+		for _, o := range gate.Outcomes() {
+			gd.measures[mode] = append(gd.measures[mode],
+				telemetry.Labels{Adapter: v.Adapter, Mode: mode, Outcome: o.String(), Ack: o.Ack()}.Prepare())
+		}
+	}
+	return gd, nil
+}
+
+// measure returns the prepared label set of mode and o.
+func (gd *Guard) measure(mode string, o gate.Outcome) telemetry.Prepared {
+	if ms, ok := gd.measures[mode]; ok && o >= 0 && int(o) < len(ms) {
+		return ms[o]
+	}
+	return telemetry.Labels{Adapter: gd.o.Adapter, Mode: mode, Outcome: o.String(), Ack: o.Ack()}.Prepare()
+}
+
 // ServeHTTP implements http.Handler.
 func (gd *Guard) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if r.Method != http.MethodPost {
 		w.Header().Set("Allow", http.MethodPost)
-		gd.refuse(w, r, http.StatusMethodNotAllowed, OutcomeBadMethod, fmt.Errorf("method %s", r.Method))
+		gd.refuse(w, r, gate.OutcomeBadMethod, fmt.Errorf("method %s", r.Method))
 		return
 	}
 	if !gd.verify(w, r) {
 		return
 	}
-	body, err := gd.readBody(w, r)
+	body, pooled, err := gd.readBody(w, r)
 	if err != nil {
-		if errors.Is(err, errBusy) {
-			gd.refuse(w, r, http.StatusServiceUnavailable, OutcomeBusy, err)
-			return
-		}
-		if errors.Is(err, ErrTooLarge) {
-			gd.refuse(w, r, http.StatusRequestEntityTooLarge, OutcomeTooLarge, err)
-			return
-		}
 		// A read deadline, a dropped connection or a truncated body says
 		// nothing about the envelope: a nack the retry policy redelivers, not a
 		// 400 that would walk the message to the dead-letter topic.
-		gd.refuse(w, r, http.StatusServiceUnavailable, OutcomeReadFailed, err)
+		gd.refuse(w, r, refusal(err, gate.OutcomeReadFailed), err)
 		return
 	}
 	d, err := gd.parse(r, body)
+	if pooled != nil {
+		*pooled = body[:0]
+		bodyPool.Put(pooled)
+	}
 	if err != nil {
-		if errors.Is(err, ErrTooLarge) {
-			gd.refuse(w, r, http.StatusRequestEntityTooLarge, OutcomeTooLarge, err)
-			return
-		}
-		gd.refuse(w, r, http.StatusBadRequest, OutcomeMalformed, err)
+		gd.refuse(w, r, refusal(err, gate.OutcomeMalformed), err)
 		return
 	}
 	gd.serve(w, r, d)
+}
+
+// refusal classifies an error of the body read or the parser: busy, too
+// large, else otherwise.
+func refusal(err error, otherwise gate.Outcome) gate.Outcome {
+	switch {
+	case errors.Is(err, errBusy):
+		return gate.OutcomeBusy
+	case errors.Is(err, ErrTooLarge):
+		return gate.OutcomeTooLarge
+	}
+	return otherwise
 }
 
 // verify checks the request's OIDC token when the Guard has an OIDCConfig and
@@ -224,10 +219,10 @@ func (gd *Guard) verify(w http.ResponseWriter, r *http.Request) bool {
 	case err == nil:
 		return true
 	case errors.Is(err, ErrForbidden):
-		gd.refuse(w, r, http.StatusForbidden, OutcomeForbidden, err)
+		gd.refuse(w, r, gate.OutcomeForbidden, err)
 	default:
 		w.Header().Set("WWW-Authenticate", `Bearer error="invalid_token"`)
-		gd.refuse(w, r, http.StatusUnauthorized, OutcomeUnauthenticated, err)
+		gd.refuse(w, r, gate.OutcomeUnauthenticated, err)
 	}
 	return false
 }
@@ -262,11 +257,10 @@ func RequireOIDC(c *OIDCConfig, h http.Handler, logger *slog.Logger) (http.Handl
 	if logger == nil {
 		logger = slog.Default()
 	}
-	tel, err := telemetry.New(nil)
+	gd, err := newGuard(GuardOptions{Adapter: "http", AdapterOptions: AdapterOptions{OIDC: v}}, logger)
 	if err != nil {
 		return nil, err
 	}
-	gd := &Guard{o: GuardOptions{Adapter: "http", OIDC: v}, log: logger.With("adapter", "http"), tel: tel}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		switch r.Method {
 		case http.MethodGet, http.MethodHead, http.MethodOptions:
@@ -283,12 +277,16 @@ var errBusy = errors.New("too many request bodies being read")
 
 // readBody reads at most MaxBodyBytes; a longer body, declared or sent, is
 // ErrTooLarge, and any other failure to read it (a read deadline, a broken
-// connection) is returned wrapped, for a 503 "read-failed". It holds one of MaxConcurrentReads slots while it reads (errBusy
-// when the request ends first), and its buffer grows with the bytes received:
-// the declared Content-Length is a claim of the sender, so it sizes nothing.
-func (gd *Guard) readBody(w http.ResponseWriter, r *http.Request) ([]byte, error) {
+// connection) is returned wrapped, for a 503 "read-failed". It holds one of
+// MaxConcurrentReads slots while it reads (errBusy when the request ends
+// first). Its buffer grows with the bytes received: the declared
+// Content-Length is a claim of the sender, so it sizes the first buffer only
+// up to readHint bytes, which a lying sender can waste and no more. When the
+// Guard reuses bodies and the declared length is under readHint, the buffer
+// comes from bodyPool and pooled is its holder, to put back once parsed.
+func (gd *Guard) readBody(w http.ResponseWriter, r *http.Request) (body []byte, pooled *[]byte, err error) {
 	if r.ContentLength > gd.o.MaxBodyBytes {
-		return nil, fmt.Errorf("%w: declared Content-Length %d is over %d bytes", ErrTooLarge, r.ContentLength, gd.o.MaxBodyBytes)
+		return nil, nil, fmt.Errorf("%w: declared Content-Length %d is over %d bytes", ErrTooLarge, r.ContentLength, gd.o.MaxBodyBytes)
 	}
 	select {
 	case gd.reads <- struct{}{}:
@@ -296,18 +294,55 @@ func (gd *Guard) readBody(w http.ResponseWriter, r *http.Request) ([]byte, error
 		select {
 		case gd.reads <- struct{}{}:
 		case <-r.Context().Done():
-			return nil, fmt.Errorf("%w (%d): %w", errBusy, cap(gd.reads), context.Cause(r.Context()))
+			return nil, nil, fmt.Errorf("%w (%d): %w", errBusy, cap(gd.reads), context.Cause(r.Context()))
 		}
 	}
 	defer func() { <-gd.reads }()
-	var buf bytes.Buffer
-	_, err := buf.ReadFrom(http.MaxBytesReader(w, r.Body, gd.o.MaxBodyBytes))
-	var mbe *http.MaxBytesError
-	switch {
-	case errors.As(err, &mbe):
-		return nil, fmt.Errorf("%w: request body over %d bytes", ErrTooLarge, mbe.Limit)
-	case err != nil && err != io.EOF:
-		return nil, fmt.Errorf("read body: %w", err)
+	var buf []byte
+	switch cl := r.ContentLength; {
+	case cl >= 0 && cl < readHint && gd.reuseBody:
+		pooled, _ = bodyPool.Get().(*[]byte)
+		if pooled == nil {
+			b := make([]byte, 0, readHint)
+			pooled = &b
+		}
+		buf = *pooled
+	case cl >= 0 && cl < readHint:
+		buf = make([]byte, 0, cl+1) // room to see EOF without growing
+	default:
+		buf = make([]byte, 0, minRead)
 	}
-	return buf.Bytes(), nil
+	rd := http.MaxBytesReader(w, r.Body, gd.o.MaxBodyBytes)
+	for {
+		if len(buf) == cap(buf) {
+			buf = append(buf, 0)[:len(buf)]
+		}
+		n, err := rd.Read(buf[len(buf):cap(buf)])
+		buf = buf[:len(buf)+n]
+		var mbe *http.MaxBytesError
+		switch {
+		case err == io.EOF:
+			if pooled != nil && cap(buf) > readHint {
+				pooled = nil // the body outgrew its declared length; let it go
+			}
+			return buf, pooled, nil
+		case errors.As(err, &mbe):
+			return nil, nil, fmt.Errorf("%w: request body over %d bytes", ErrTooLarge, mbe.Limit)
+		case err != nil:
+			return nil, nil, fmt.Errorf("read body: %w", err)
+		}
+	}
 }
+
+// minRead is the first read buffer when Content-Length is absent or large
+// (bytes.MinRead's size); readHint is the largest Content-Length that sizes
+// the first buffer, and the size of bodyPool's buffers.
+const (
+	minRead  = 512
+	readHint = 4 << 10
+)
+
+// bodyPool holds readHint-byte read buffers for Guards whose parser copies
+// what it keeps (NewHandler's): most pushes are small, and their body buffer
+// is then reused instead of allocated per request.
+var bodyPool sync.Pool

@@ -1,15 +1,12 @@
 package push
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
-	"log/slog"
 	"math"
 	"net/http"
-
-	"go.opentelemetry.io/otel/metric"
-	"go.opentelemetry.io/otel/trace"
 
 	"github.com/oncegate/oncegate/runtime/gate"
 )
@@ -94,43 +91,26 @@ func MessageIDKey(m *Message) (string, error) {
 	return m.MessageID, nil
 }
 
-// Options configure a push handler. The zero value (or nil) means defaults.
+// Options configure a push handler: the AdapterOptions every adapter shares
+// (gateenv's Config.AdapterOptions fills them from the environment) plus the
+// push envelope's own. The zero value (or nil) means defaults.
 type Options struct {
-	// Mode is the verb. Default ModeLock.
-	Mode Mode
+	AdapterOptions
 	// KeyFunc derives the key. Default MessageIDKey, so the stored key is
 	// "<namespace>:<messageId>".
 	KeyFunc KeyFunc
-	// AllowUnguarded runs a message whose key is not resolvable without a claim
-	// instead of failing closed (500, no claim).
-	AllowUnguarded bool
 	// Envelope is the body form. Default EnvelopeAuto.
 	Envelope Envelope
 	// MaxDataBytes is the largest message data accepted, in bytes; larger answers
 	// 413. Default DefaultMaxDataBytes. The request body may be up to
 	// MaxBodyBytes(MaxDataBytes).
 	MaxDataBytes int64
-	// MaxConcurrentReads bounds the request bodies read at once (see
-	// GuardOptions.MaxConcurrentReads). Default DefaultMaxConcurrentReads.
-	MaxConcurrentReads int
-	// MaxKeyBytes is the longest key accepted (see GuardOptions.MaxKeyBytes).
-	// Default DefaultMaxKeyBytes.
-	MaxKeyBytes int
-	// OIDC, when set, verifies the push's OIDC token before any claim.
-	OIDC *OIDCConfig
-	// Disabled makes the handler a logged pass-through (handler unit tests only).
-	Disabled bool
-	// Logger receives one line per delivery. Default: the gate's logger.
-	Logger *slog.Logger
-	// MeterProvider and TracerProvider default to the otel globals.
-	MeterProvider  metric.MeterProvider
-	TracerProvider trace.TracerProvider
 }
 
 // NewHandler returns an http.Handler for a Pub/Sub push subscription: it
 // verifies the OIDC token when configured, parses the envelope (wrapped or
-// unwrapped), derives the key, runs fn through g and answers by Status. It
-// returns an error naming the field when opts is invalid.
+// unwrapped), derives the key, runs fn through g and answers by the ack table
+// (gate.Outcome). It returns an error naming the field when opts is invalid.
 func NewHandler(g *gate.Gate, fn HandlerFunc, opts *Options) (*Guard, error) {
 	var o Options
 	if opts != nil {
@@ -151,10 +131,16 @@ func NewHandler(g *gate.Gate, fn HandlerFunc, opts *Options) (*Guard, error) {
 	if o.KeyFunc == nil {
 		o.KeyFunc = MessageIDKey
 	}
+	// The Guard reuses the body buffer once parsed: a wrapped envelope's
+	// fields are decoded into fresh memory, and an unwrapped body, which is
+	// the data itself, is copied.
 	parse := func(r *http.Request, body []byte) (Delivery, error) {
 		m, err := ParseRequest(r.Header, body, o.Envelope, o.MaxDataBytes)
 		if err != nil {
 			return Delivery{}, err
+		}
+		if m.Unwrapped {
+			m.Data = bytes.Clone(m.Data)
 		}
 		key, kerr := o.KeyFunc(m)
 		return Delivery{
@@ -162,10 +148,11 @@ func NewHandler(g *gate.Gate, fn HandlerFunc, opts *Options) (*Guard, error) {
 			Run: func(ctx context.Context, c gate.Claim) error { return fn(ctx, m, c) },
 		}, nil
 	}
-	return NewGuard(g, parse, &GuardOptions{
-		Adapter: "push", Mode: o.Mode, MaxBodyBytes: MaxBodyBytes(o.MaxDataBytes), MaxConcurrentReads: o.MaxConcurrentReads,
-		MaxKeyBytes:    o.MaxKeyBytes,
-		AllowUnguarded: o.AllowUnguarded, Disabled: o.Disabled, OIDC: o.OIDC, Logger: o.Logger,
-		MeterProvider: o.MeterProvider, TracerProvider: o.TracerProvider,
-	})
+	gd, err := NewGuard(g, parse, &GuardOptions{AdapterOptions: o.AdapterOptions,
+		Adapter: "push", MaxBodyBytes: MaxBodyBytes(o.MaxDataBytes)})
+	if err != nil {
+		return nil, err
+	}
+	gd.reuseBody = true
+	return gd, nil
 }

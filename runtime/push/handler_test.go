@@ -250,7 +250,7 @@ func TestMutexMode(t *testing.T) {
 	h, err := push.NewHandler(e.gate, func(_ context.Context, _ *push.Message, c gate.Claim) error {
 		fences = append(fences, c.Fence)
 		return nil
-	}, &push.Options{Mode: push.ModeMutex, KeyFunc: func(m *push.Message) (string, error) {
+	}, &push.Options{AdapterOptions: push.AdapterOptions{Mode: push.ModeMutex}, KeyFunc: func(m *push.Message) (string, error) {
 		return m.Attributes["account"], nil
 	}})
 	if err != nil {
@@ -322,11 +322,11 @@ func TestNewHandlerValidates(t *testing.T) {
 	}{
 		"nil gate":      {nil, fn, nil, "gate is nil"},
 		"nil fn":        {e.gate, nil, nil, "handler func is nil"},
-		"bad mode":      {e.gate, fn, &push.Options{Mode: 7}, "Mode"},
+		"bad mode":      {e.gate, fn, &push.Options{AdapterOptions: push.AdapterOptions{Mode: 7}}, "Mode"},
 		"bad envelope":  {e.gate, fn, &push.Options{Envelope: 9}, "Envelope"},
 		"negative size": {e.gate, fn, &push.Options{MaxDataBytes: -1}, "MaxDataBytes"},
-		"oidc audience": {e.gate, fn, &push.Options{OIDC: &push.OIDCConfig{ServiceAccountEmail: "a@b"}}, "Audience"},
-		"oidc email":    {e.gate, fn, &push.Options{OIDC: &push.OIDCConfig{Audience: "https://x"}}, "ServiceAccountEmail"},
+		"oidc audience": {e.gate, fn, &push.Options{AdapterOptions: push.AdapterOptions{OIDC: &push.OIDCConfig{ServiceAccountEmail: "a@b"}}}, "Audience"},
+		"oidc email":    {e.gate, fn, &push.Options{AdapterOptions: push.AdapterOptions{OIDC: &push.OIDCConfig{Audience: "https://x"}}}, "ServiceAccountEmail"},
 	} {
 		if _, err := push.NewHandler(tc.g, tc.fn, tc.opts); err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%s: err = %v, want it to name %q", name, err, tc.want)

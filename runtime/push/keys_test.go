@@ -52,7 +52,7 @@ func TestKeyRules(t *testing.T) {
 					return errors.New("boom")
 				}
 				return nil
-			}, &push.Options{KeyFunc: tt.keyFunc, AllowUnguarded: tt.unguarded})
+			}, &push.Options{AdapterOptions: push.AdapterOptions{AllowUnguarded: tt.unguarded}, KeyFunc: tt.keyFunc})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -149,11 +149,11 @@ func TestUnreadBodyIsANackNotMalformed(t *testing.T) {
 		req := httptest.NewRequest(http.MethodPost, "/", &failingBody{part: []byte(`{"message":{"messageId":"1"`), err: err})
 		rec := httptest.NewRecorder()
 		h.ServeHTTP(rec, req)
-		if rec.Code != http.StatusServiceUnavailable || rec.Header().Get(push.HeaderOutcome) != push.OutcomeReadFailed || ran || e.store.Len() != 0 {
+		if rec.Code != http.StatusServiceUnavailable || rec.Header().Get(push.HeaderOutcome) != gate.OutcomeReadFailed.String() || ran || e.store.Len() != 0 {
 			t.Errorf("%s: status %d outcome %q ran=%v records=%d; want 503 %q, no run, no record",
-				name, rec.Code, rec.Header().Get(push.HeaderOutcome), ran, e.store.Len(), push.OutcomeReadFailed)
+				name, rec.Code, rec.Header().Get(push.HeaderOutcome), ran, e.store.Len(), gate.OutcomeReadFailed.String())
 		}
-		if push.Acks(rec.Code) {
+		if rec.Code == http.StatusNoContent {
 			t.Errorf("%s: %d acks", name, rec.Code)
 		}
 	}
@@ -219,7 +219,7 @@ func TestDisabledPassThrough(t *testing.T) {
 			return errors.New("boom")
 		}
 		return nil
-	}, &push.Options{Disabled: true, Logger: e.log})
+	}, &push.Options{AdapterOptions: push.AdapterOptions{Disabled: true, Logger: e.log}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -244,7 +244,7 @@ func TestDisabledPassThrough(t *testing.T) {
 		t.Errorf("disabled warning logged %d times, want once", warns)
 	}
 	// Disabled needs no gate at all.
-	if _, err := push.NewHandler(nil, func(context.Context, *push.Message, gate.Claim) error { return nil }, &push.Options{Disabled: true}); err != nil {
+	if _, err := push.NewHandler(nil, func(context.Context, *push.Message, gate.Claim) error { return nil }, &push.Options{AdapterOptions: push.AdapterOptions{Disabled: true}}); err != nil {
 		t.Errorf("disabled without a gate: %v", err)
 	}
 }
@@ -259,7 +259,7 @@ func TestUnguardedRunHasWorkDeadline(t *testing.T) {
 		deadline, _ = ctx.Deadline()
 		cancelled = ctx.Err() != nil
 		return nil
-	}, &push.Options{AllowUnguarded: true, KeyFunc: func(*push.Message) (string, error) { return "", nil }})
+	}, &push.Options{AdapterOptions: push.AdapterOptions{AllowUnguarded: true}, KeyFunc: func(*push.Message) (string, error) { return "", nil }})
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
 	rec := newRecorder()

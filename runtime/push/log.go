@@ -2,55 +2,62 @@ package push
 
 import (
 	"context"
-	"fmt"
 	"log/slog"
+	"strconv"
 
 	"github.com/oncegate/oncegate/runtime/gate"
 )
 
-// logResult writes the delivery's one line, at the level its outcome deserves:
-// info for an ack that needs no attention, warning for a retry that is expected
-// (in-progress: one line, no stack trace), error for anything an operator must
-// look at. Attributes: key, fence, outcome, status, mode (plus message_id and
-// delivery_attempt from the caller's logger); never payload bytes.
-func (gd *Guard) logResult(log *slog.Logger, res result) {
-	level, msg := slog.LevelError, ""
-	var extra []any
-	switch res.outcome {
-	case gate.OutcomeRan:
-		level, msg = slog.LevelInfo, "oncegate: ran"
-	case gate.OutcomeDuplicate:
-		level, msg = slog.LevelInfo, "oncegate: duplicate skipped; acked"
-	case gate.OutcomeInProgress:
-		level, msg = slog.LevelWarn, "oncegate: key in progress elsewhere; nacked for redelivery"
-	case gate.OutcomeBodyFailed:
-		msg = "oncegate: body failed; nacked for redelivery"
-	case gate.OutcomePermanent:
-		msg = "oncegate: body failed permanently; acked"
-	case gate.OutcomeNotRecorded:
-		msg = "oncegate: body ran but the done record was not written; acked so the effect is never repeated"
-	case gate.OutcomeFencedOut:
-		msg = "oncegate: fenced out: a newer holder took the key while the body ran; acked; check the sink for a double effect"
-		extra = append(extra, "alert", true)
-	case gate.OutcomeUnknown:
-		msg = fmt.Sprintf("oncegate: reconcile key %q: its outcome is unknown; nacked so the dead-letter topic keeps the message", loggable(res.key))
-	case gate.OutcomeStoreUnavailable:
-		msg = "oncegate: store unavailable; nacked without running (fail closed)"
-	case gate.OutcomeRejected:
-		msg = "oncegate: claim rejected (key reuse, invalid key or fence exhausted); nacked"
-	default:
-		msg = "oncegate: delivery failed; nacked"
-	}
-	if res.mode == "disabled" && level < slog.LevelWarn {
+// logMessages is each outcome's line; the level is the ack table's
+// (gate.Outcome.LogLevel).
+var logMessages = map[gate.Outcome]string{
+	gate.OutcomeRan:              "oncegate: ran",
+	gate.OutcomeDuplicate:        "oncegate: duplicate skipped; acked",
+	gate.OutcomeInProgress:       "oncegate: key in progress elsewhere; nacked for redelivery",
+	gate.OutcomeBodyFailed:       "oncegate: body failed; nacked for redelivery",
+	gate.OutcomePermanent:        "oncegate: body failed permanently; acked",
+	gate.OutcomeNotRecorded:      "oncegate: body ran but the done record was not written; acked so the effect is never repeated",
+	gate.OutcomeFencedOut:        "oncegate: fenced out: a newer holder took the key while the body ran; acked; check the sink for a double effect",
+	gate.OutcomeStoreUnavailable: "oncegate: store unavailable; nacked without running (fail closed)",
+	gate.OutcomeRejected:         "oncegate: claim rejected (key reuse, invalid key or fence exhausted); nacked",
+	gate.OutcomeNoKey:            "oncegate: no key resolvable; failing closed without a claim",
+	gate.OutcomeKeyTooLong:       "oncegate: key too long; refused without a claim",
+}
+
+// logResult writes the delivery's one line at its outcome's level (debug for
+// an info line of a disabled guard). Attributes: key, fence, outcome, status,
+// mode, message_id, delivery_attempt, body_duration when the body ran, err
+// (not for in-progress and duplicate, which are expected), alert=true for
+// fenced-out; never payload bytes. An unknown outcome's line says
+// "reconcile key …" with the key.
+func (gd *Guard) logResult(ctx context.Context, res *delivery) {
+	o := res.Outcome
+	level := o.LogLevel()
+	if res.mode == modeDisabled && level < slog.LevelWarn {
 		level = slog.LevelDebug
 	}
-	attrs := []any{"key", loggable(res.key), "fence", res.fence, "outcome", res.outcome.String(),
-		"status", res.status, "mode", res.mode}
-	if res.ran {
-		attrs = append(attrs, "body_duration", res.bodyDur)
+	if !gd.log.Enabled(ctx, level) {
+		return
 	}
-	if res.err != nil && res.outcome != gate.OutcomeInProgress && res.outcome != gate.OutcomeDuplicate {
-		attrs = append(attrs, "err", loggableErr(res.err))
+	msg, ok := logMessages[o]
+	switch {
+	case o == gate.OutcomeUnknown:
+		msg = "oncegate: reconcile key " + strconv.Quote(loggable(res.Key)) + ": its outcome is unknown; nacked so the dead-letter topic keeps the message"
+	case !ok:
+		msg = "oncegate: delivery failed; nacked"
 	}
-	log.Log(context.Background(), level, msg, append(attrs, extra...)...)
+	attrs := make([]slog.Attr, 0, 11)
+	attrs = append(attrs, slog.String("message_id", loggable(res.messageID)), slog.Int("delivery_attempt", res.attempt),
+		slog.String("key", loggable(res.Key)), slog.Int64("fence", res.Fence), slog.String("outcome", o.String()),
+		slog.Int("status", o.HTTPStatus()), slog.String("mode", res.mode))
+	if res.Ran {
+		attrs = append(attrs, slog.Duration("body_duration", res.BodyEnd.Sub(res.BodyStart)))
+	}
+	if res.Err != nil && o != gate.OutcomeInProgress && o != gate.OutcomeDuplicate {
+		attrs = append(attrs, slog.String("err", loggableErr(res.Err)))
+	}
+	if o == gate.OutcomeFencedOut {
+		attrs = append(attrs, slog.Bool("alert", true))
+	}
+	gd.log.LogAttrs(ctx, level, msg, attrs...)
 }

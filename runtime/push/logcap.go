@@ -7,7 +7,7 @@ import (
 	"unicode/utf8"
 )
 
-// DefaultMaxKeyBytes is GuardOptions.MaxKeyBytes' default: 1,024 bytes, the
+// DefaultMaxKeyBytes is AdapterOptions.MaxKeyBytes' default: 1,024 bytes, the
 // largest Pub/Sub attribute value (Pub/Sub, "Quotas and limits": attribute
 // value size), so any single attribute is a usable key; Pub/Sub message ids
 // are about 16 digits. A longer key is refused with 400 before any claim: it

@@ -35,7 +35,7 @@ func allocated(runs int, f func()) uint64 {
 // without reading a byte.
 func TestDeclaredLengthSizesNothing(t *testing.T) {
 	e := newEnv(t, nil, nil)
-	h, err := push.NewHandler(e.gate, func(context.Context, *push.Message, gate.Claim) error { return nil }, &push.Options{Logger: e.log})
+	h, err := push.NewHandler(e.gate, func(context.Context, *push.Message, gate.Claim) error { return nil }, &push.Options{AdapterOptions: push.AdapterOptions{Logger: e.log}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -73,7 +73,7 @@ func (f readerFunc) Read(p []byte) (int, error) { return f(p) }
 func TestConcurrentReadsAreBounded(t *testing.T) {
 	e := newEnv(t, nil, nil)
 	h, err := push.NewHandler(e.gate, func(context.Context, *push.Message, gate.Claim) error { return nil },
-		&push.Options{Logger: e.log, MaxConcurrentReads: 2})
+		&push.Options{AdapterOptions: push.AdapterOptions{Logger: e.log, MaxConcurrentReads: 2}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -98,7 +98,7 @@ func TestConcurrentReadsAreBounded(t *testing.T) {
 	req := httptest.NewRequestWithContext(ctx, http.MethodPost, "/", readerFunc(func([]byte) (int, error) { read = true; return 0, io.EOF }))
 	rec := httptest.NewRecorder()
 	h.ServeHTTP(rec, req)
-	if rec.Code != http.StatusServiceUnavailable || rec.Header().Get(push.HeaderOutcome) != push.OutcomeBusy || read {
+	if rec.Code != http.StatusServiceUnavailable || rec.Header().Get(push.HeaderOutcome) != gate.OutcomeBusy.String() || read {
 		t.Errorf("third read: status %d, outcome %q, body read %v; want 503 busy, unread", rec.Code, rec.Header().Get(push.HeaderOutcome), read)
 	}
 	_ = writers[0].Close()
@@ -121,7 +121,7 @@ func BenchmarkSlowConnectionMemory(b *testing.B) {
 		b.Fatal(err)
 	}
 	h, err := push.NewHandler(g, func(context.Context, *push.Message, gate.Claim) error { return nil },
-		&push.Options{MaxConcurrentReads: conns, Logger: quiet})
+		&push.Options{AdapterOptions: push.AdapterOptions{MaxConcurrentReads: conns, Logger: quiet}})
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -1,6 +1,7 @@
 package push
 
 import (
+	"bytes"
 	"encoding/base64"
 	"encoding/json"
 	"errors"
@@ -68,7 +69,7 @@ type wireEnvelope struct {
 }
 
 type wireMessage struct {
-	Data         *string           `json:"data"`
+	Data         wireData          `json:"data"`
 	Attributes   map[string]string `json:"attributes"`
 	MessageID    string            `json:"messageId"`
 	MessageIDAlt string            `json:"message_id"`
@@ -123,12 +124,42 @@ func (wm *wireMessage) toMessage(subscription string, attempt *int64) (*Message,
 		}
 		m.DeliveryAttempt = int(*attempt)
 	}
-	if wm.Data != nil && *wm.Data != "" {
-		if m.Data, err = decodeBase64(*wm.Data); err != nil {
-			return nil, err
-		}
+	if len(wm.Data) > 0 {
+		m.Data = wm.Data
 	}
 	return m, nil
+}
+
+// wireData is the envelope's base64 "data", decoded straight from the body's
+// bytes rather than through a string copy of them. Absent, null and "" are
+// empty; anything else that is not a base64 string is malformed.
+type wireData []byte
+
+// UnmarshalJSON implements json.Unmarshaler.
+func (d *wireData) UnmarshalJSON(raw []byte) error {
+	if string(raw) == "null" {
+		return nil
+	}
+	if len(raw) < 2 || raw[0] != '"' {
+		return fmt.Errorf("%w: \"data\" is not a string", ErrMalformed)
+	}
+	src := raw[1 : len(raw)-1]
+	if bytes.IndexByte(src, '\\') >= 0 { // escapes (\/, \u0041): unquote first
+		var s string
+		if err := json.Unmarshal(raw, &s); err != nil {
+			return fmt.Errorf("%w: \"data\" is not a valid string", ErrMalformed)
+		}
+		src = []byte(s)
+	}
+	if len(src) == 0 {
+		return nil
+	}
+	b, err := decodeBase64(src)
+	if err != nil {
+		return err
+	}
+	*d = b
+	return nil
 }
 
 // oneOf merges the two spellings of one field: an empty value counts as absent.
@@ -163,10 +194,13 @@ func publishTime(a, b string) (time.Time, error) {
 // decodeBase64 accepts what the protobuf JSON mapping accepts for bytes fields:
 // standard or URL-safe base64, with or without padding (Pub/Sub itself sends
 // standard, padded).
-func decodeBase64(s string) ([]byte, error) {
+func decodeBase64(src []byte) ([]byte, error) {
+	// The unpadded length decodes to exactly the data's size, which bounds
+	// what any of the four writes (each writes only whole decoded bytes).
+	dst := make([]byte, base64.RawStdEncoding.DecodedLen(len(bytes.TrimRight(src, "="))))
 	for _, enc := range []*base64.Encoding{base64.StdEncoding, base64.RawStdEncoding, base64.URLEncoding, base64.RawURLEncoding} {
-		if b, err := enc.DecodeString(s); err == nil {
-			return b, nil
+		if n, err := enc.Decode(dst, src); err == nil {
+			return dst[:n:n], nil
 		}
 	}
 	return nil, fmt.Errorf("%w: \"data\" is not base64", ErrMalformed)
@@ -175,6 +209,9 @@ func decodeBase64(s string) ([]byte, error) {
 // jsonError describes a decoding error without quoting the body (a syntax
 // error's message quotes a byte of it; logs never carry payload bytes).
 func jsonError(err error) error {
+	if errors.Is(err, ErrMalformed) { // a field's own decoder said why
+		return err
+	}
 	var se *json.SyntaxError
 	var te *json.UnmarshalTypeError
 	switch {

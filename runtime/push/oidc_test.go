@@ -95,7 +95,7 @@ func TestOIDC(t *testing.T) {
 			h, err := push.NewHandler(e.gate, func(context.Context, *push.Message, gate.Claim) error {
 				ran = true
 				return nil
-			}, &push.Options{OIDC: cfg})
+			}, &push.Options{AdapterOptions: push.AdapterOptions{OIDC: cfg}})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -163,9 +163,9 @@ func TestRequireOIDC(t *testing.T) {
 		outcome            string
 		reached            bool
 	}{
-		{"no token", http.MethodPost, "", http.StatusUnauthorized, push.OutcomeUnauthenticated, false},
-		{"forged", http.MethodPost, "Bearer " + sign(t, ks.key, "other-kid", pushClaims()), http.StatusUnauthorized, push.OutcomeUnauthenticated, false},
-		{"another account", http.MethodPut, "Bearer " + sign(t, ks.key, ks.kid, other), http.StatusForbidden, push.OutcomeForbidden, false},
+		{"no token", http.MethodPost, "", http.StatusUnauthorized, gate.OutcomeUnauthenticated.String(), false},
+		{"forged", http.MethodPost, "Bearer " + sign(t, ks.key, "other-kid", pushClaims()), http.StatusUnauthorized, gate.OutcomeUnauthenticated.String(), false},
+		{"another account", http.MethodPut, "Bearer " + sign(t, ks.key, ks.kid, other), http.StatusForbidden, gate.OutcomeForbidden.String(), false},
 		{"valid", http.MethodPost, "Bearer " + sign(t, ks.key, ks.kid, pushClaims()), http.StatusNoContent, "", true},
 		{"health probe", http.MethodGet, "", http.StatusNoContent, "", true},
 	} {

@@ -22,15 +22,15 @@ func TestLongKeysAndLogLines(t *testing.T) {
 		status  int
 		outcome string
 	}{
-		{"4 MiB id", strings.Repeat("9", 4<<20), 400, push.OutcomeKeyTooLong},
-		{"one byte over", strings.Repeat("9", push.DefaultMaxKeyBytes+1), 400, push.OutcomeKeyTooLong},
+		{"4 MiB id", strings.Repeat("9", 4<<20), 400, gate.OutcomeKeyTooLong.String()},
+		{"one byte over", strings.Repeat("9", push.DefaultMaxKeyBytes+1), 400, gate.OutcomeKeyTooLong.String()},
 		{"at the limit", strings.Repeat("9", push.DefaultMaxKeyBytes), 204, "ran"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			e := newEnv(t, nil, nil)
 			ran := 0
 			h, err := push.NewHandler(e.gate, func(context.Context, *push.Message, gate.Claim) error { ran++; return nil },
-				&push.Options{Logger: e.log})
+				&push.Options{AdapterOptions: push.AdapterOptions{Logger: e.log}})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -59,7 +59,7 @@ func TestLongKeysAndLogLines(t *testing.T) {
 func TestMaxKeyBytesOption(t *testing.T) {
 	e := newEnv(t, nil, nil)
 	h, err := push.NewHandler(e.gate, func(context.Context, *push.Message, gate.Claim) error { return nil },
-		&push.Options{Logger: e.log, MaxKeyBytes: 4096})
+		&push.Options{AdapterOptions: push.AdapterOptions{Logger: e.log, MaxKeyBytes: 4096}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -68,7 +68,7 @@ func TestMaxKeyBytesOption(t *testing.T) {
 		t.Errorf("4,096-byte key with MaxKeyBytes 4096: status %d", res.StatusCode)
 	}
 	if _, err := push.NewHandler(e.gate, func(context.Context, *push.Message, gate.Claim) error { return nil },
-		&push.Options{MaxKeyBytes: -1}); err == nil || !strings.Contains(err.Error(), "MaxKeyBytes") {
+		&push.Options{AdapterOptions: push.AdapterOptions{MaxKeyBytes: -1}}); err == nil || !strings.Contains(err.Error(), "MaxKeyBytes") {
 		t.Errorf("negative MaxKeyBytes: %v", err)
 	}
 }

@@ -37,7 +37,7 @@ func TestUndecodableKeysRefused(t *testing.T) {
 			t.Run(tc.name+"/"+where, func(t *testing.T) {
 				e := newEnv(t, nil, nil)
 				var ran []string
-				o := &push.Options{Logger: e.log}
+				o := &push.Options{AdapterOptions: push.AdapterOptions{Logger: e.log}}
 				msg := `{"messageId":"` + tc.id + `"}`
 				if where == "attribute" {
 					o.KeyFunc = func(m *push.Message) (string, error) { v, _ := m.Attribute("k"); return v, nil }
@@ -55,7 +55,7 @@ func TestUndecodableKeysRefused(t *testing.T) {
 					t.Fatalf("status %d, want %d", res.StatusCode, tc.status)
 				}
 				if tc.status == 400 {
-					if len(ran) != 0 || e.store.Len() != 0 || res.Header.Get(push.HeaderOutcome) != push.OutcomeMalformed {
+					if len(ran) != 0 || e.store.Len() != 0 || res.Header.Get(push.HeaderOutcome) != gate.OutcomeMalformed.String() {
 						t.Errorf("refused key: ran %v, %d records, outcome %q", ran, e.store.Len(), res.Header.Get(push.HeaderOutcome))
 					}
 					return

@@ -27,7 +27,7 @@ func TestTelemetry(t *testing.T) {
 			return errors.New("boom")
 		}
 		return nil
-	}, &push.Options{MeterProvider: mp, TracerProvider: tp})
+	}, &push.Options{AdapterOptions: push.AdapterOptions{MeterProvider: mp, TracerProvider: tp}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -34,8 +34,9 @@ const (
 	AttrAdapter = attribute.Key("oncegate.adapter")
 	// AttrMode is the verb: "lock", "mutex", "unguarded" or "disabled".
 	AttrMode = attribute.Key("oncegate.mode")
-	// AttrOutcome is gate.Outcome's String, or an adapter refusal such as
-	// "malformed", "too-large", "unauthenticated", "forbidden", "no-key".
+	// AttrOutcome is gate.Outcome's String: a verb's outcome or a refusal
+	// such as "malformed", "too-large", "unauthenticated", "forbidden",
+	// "no-key".
 	AttrOutcome = attribute.Key("oncegate.outcome")
 	// AttrAck reports whether the answer acknowledged the message (2xx).
 	AttrAck = attribute.Key("oncegate.ack")
@@ -128,4 +129,33 @@ func (in *Instruments) Claim(ctx context.Context, d time.Duration, l Labels) {
 // Body records a body duration.
 func (in *Instruments) Body(ctx context.Context, d time.Duration, l Labels) {
 	in.bodyDur.Record(ctx, d.Seconds(), metric.WithAttributeSet(l.set()))
+}
+
+// Prepared is a Labels set built once (Labels.Prepare): recording through it
+// allocates nothing, where each call that takes Labels builds the attribute
+// set anew. An adapter prepares one per mode and outcome.
+type Prepared struct {
+	add []metric.AddOption
+	rec []metric.RecordOption
+}
+
+// Prepare builds l's attribute set once.
+func (l Labels) Prepare() Prepared {
+	opt := metric.WithAttributeSet(l.set())
+	return Prepared{add: []metric.AddOption{opt}, rec: []metric.RecordOption{opt}}
+}
+
+// DeliveryPrepared counts one handled delivery.
+func (in *Instruments) DeliveryPrepared(ctx context.Context, p Prepared) {
+	in.deliveries.Add(ctx, 1, p.add...)
+}
+
+// ClaimPrepared records a claim duration.
+func (in *Instruments) ClaimPrepared(ctx context.Context, d time.Duration, p Prepared) {
+	in.claimDur.Record(ctx, d.Seconds(), p.rec...)
+}
+
+// BodyPrepared records a body duration.
+func (in *Instruments) BodyPrepared(ctx context.Context, d time.Duration, p Prepared) {
+	in.bodyDur.Record(ctx, d.Seconds(), p.rec...)
 }

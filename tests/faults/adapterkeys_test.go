@@ -39,8 +39,7 @@ func TestHostileKeysThroughPush(t *testing.T) {
 	h, err := push.NewHandler(g, func(_ context.Context, m *push.Message, _ gate.Claim) error {
 		got = append(got, m.Attributes["po_id"])
 		return nil
-	}, &push.Options{KeyFunc: func(m *push.Message) (string, error) { return m.Attributes["po_id"], nil }, Logger: quietLog,
-		MaxKeyBytes: 4 << 20}) // past the 1 MiB keys: this test is about byte-exactness, TestLongKeysAndLogLines about the limit
+	}, &push.Options{AdapterOptions: push.AdapterOptions{Logger: quietLog, MaxKeyBytes: 4 << 20}, KeyFunc: func(m *push.Message) (string, error) { return m.Attributes["po_id"], nil }}) // past the 1 MiB keys: this test is about byte-exactness, TestLongKeysAndLogLines about the limit
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -87,7 +86,7 @@ func TestInvalidUTF8InEnvelope(t *testing.T) {
 	}
 	runs := 0
 	h, err := push.NewHandler(g, func(context.Context, *push.Message, gate.Claim) error { runs++; return nil },
-		&push.Options{Logger: quietLog})
+		&push.Options{AdapterOptions: push.AdapterOptions{Logger: quietLog}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -123,12 +123,12 @@ func TestOIDCHostileTokens(t *testing.T) {
 			}
 			var runs atomic.Int64
 			ph, err := push.NewHandler(g, func(context.Context, *push.Message, gate.Claim) error { runs.Add(1); return nil },
-				&push.Options{OIDC: cfg, Logger: quietLog})
+				&push.Options{AdapterOptions: push.AdapterOptions{OIDC: cfg, Logger: quietLog}})
 			if err != nil {
 				t.Fatal(err)
 			}
 			ch, err := cloudevent.NewHandler(g, func(context.Context, *cloudevent.Event, gate.Claim) error { runs.Add(1); return nil },
-				&cloudevent.Options{OIDC: cfg, Logger: quietLog})
+				&cloudevent.Options{AdapterOptions: push.AdapterOptions{OIDC: cfg, Logger: quietLog}})
 			if err != nil {
 				t.Fatal(err)
 			}

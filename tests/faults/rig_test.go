@@ -28,7 +28,7 @@ import (
 var quietLog = slog.New(slog.NewTextHandler(io.Discard, nil))
 
 // designStatus is docs/design.md's ack table, written out here rather than taken from
-// push.Status, so the adapter is checked against the design and not itself.
+// gate.Outcome's HTTPStatus, so the adapter is checked against the design and not itself.
 var designStatus = map[string]int{
 	"ran": 204, "duplicate": 204, "permanent": 204, "not-recorded": 204, "fenced-out": 204,
 	"in-progress": 503, "unknown": 503, "store-unavailable": 503,
@@ -131,7 +131,7 @@ func newRig(t *testing.T, o rigOptions) *rig {
 				o.AfterBody(c.Key)
 			}
 			return err
-		}, &push.Options{Logger: quiet})
+		}, &push.Options{AdapterOptions: push.AdapterOptions{Logger: quiet}})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -229,7 +229,7 @@ func (r *rig) check(id string, a answer) {
 func (r *rig) deliver(ctx context.Context, id string, data []byte, first int, acked *atomic.Bool) bool {
 	for attempt := 1; attempt <= r.o.MaxAttempts && ctx.Err() == nil && !acked.Load(); attempt++ {
 		a := r.post((first+attempt-1)%len(r.handlers), id, data, attempt)
-		if !a.late && push.Acks(a.status) {
+		if !a.late && a.status == http.StatusNoContent { // the one acking status the ack table uses
 			acked.Store(true)
 			return true
 		}

@@ -120,7 +120,7 @@ func TestKeyAttributeOfUnwrappedPush(t *testing.T) {
 		t.Fatal(err)
 	}
 	sup, _ := supplierCounter(t)
-	keyAttrHandler, err := worker.Handler(g, worker.Config{SupplierURL: sup.URL, KeyAttribute: "orderId"}, &push.Options{Logger: quiet})
+	keyAttrHandler, err := worker.Handler(g, worker.Config{SupplierURL: sup.URL, KeyAttribute: "orderId"}, &push.Options{AdapterOptions: push.AdapterOptions{Logger: quiet}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -184,7 +184,7 @@ func TestSupplierURLRefusedAtStart(t *testing.T) {
 		{"mailto:orders@example.com", false},
 		{"http://127.0.0.1:9000/orders", true}, {"https://supplier.example/orders?x=1", true},
 	} {
-		_, err := worker.Handler(g, worker.Config{SupplierURL: tc.url}, &push.Options{Logger: quiet})
+		_, err := worker.Handler(g, worker.Config{SupplierURL: tc.url}, &push.Options{AdapterOptions: push.AdapterOptions{Logger: quiet}})
 		if tc.ok != (err == nil) || err != nil && (!strings.Contains(err.Error(), "SUPPLIER_URL") || !strings.Contains(err.Error(), "http://")) {
 			t.Errorf("SUPPLIER_URL %q: %v (accepted: %v, want %v)", tc.url, err, err == nil, tc.ok)
 		}

@@ -45,6 +45,13 @@ func (s *Store) Inspect(ctx context.Context, key string) (gate.Record, bool, err
 	if err != nil {
 		return gate.Record{}, false, err
 	}
+	if str, ok := v.(string); ok {
+		rec, err := decodeReply(key, str)
+		if err != nil {
+			return gate.Record{}, false, s.wrap("inspect", key, err)
+		}
+		return rec, true, nil
+	}
 	live, payload, err := reply(v)
 	if err != nil {
 		return gate.Record{}, false, s.wrap("inspect", key, err)

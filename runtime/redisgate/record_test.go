@@ -60,21 +60,24 @@ func TestMillis(t *testing.T) {
 	}
 }
 
-func FuzzNewClaim(f *testing.F) {
-	f.Add("3 1796050351484 1796053951484")
-	f.Add("1 2 3 finger print\x00")
-	f.Add("1 2")
+func FuzzWonClaim(f *testing.F) {
+	f.Add("won 3 1796053951484")
+	f.Add("won 1 2 finger print\x00")
+	f.Add("won 1")
 	f.Fuzz(func(t *testing.T, reply string) {
-		r, err := newClaim(gate.ClaimRequest{Key: "k", Token: "t", Owner: "o"}, reply)
+		r, err := wonClaim(gate.ClaimRequest{Key: "k", Token: "t", Owner: "o"}, 1000, reply)
 		if err != nil {
 			return
 		}
-		parts := strings.SplitN(reply, " ", 4)
-		if strconv.FormatInt(r.Fence, 10) != parts[0] && !strings.HasPrefix(parts[0], "+") && !strings.HasPrefix(parts[0], "0") && !strings.HasPrefix(parts[0], "-0") {
+		parts := strings.SplitN(strings.TrimPrefix(reply, "won "), " ", 3)
+		if n, err := strconv.ParseInt(parts[0], 10, 64); err != nil || n != r.Fence {
 			t.Fatalf("fence %q decoded as %d", parts[0], r.Fence)
 		}
-		if len(parts) == 4 && string(r.Fingerprint) != parts[3] {
-			t.Fatalf("fingerprint %q decoded as %q", parts[3], r.Fingerprint)
+		if len(parts) == 3 && string(r.Fingerprint) != parts[2] {
+			t.Fatalf("fingerprint %q decoded as %q", parts[2], r.Fingerprint)
+		}
+		if r.ExpiresAt.Sub(r.LeaseExpiry) != time.Second {
+			t.Fatalf("lease %v, expiry %v: want 1 s apart", r.LeaseExpiry, r.ExpiresAt)
 		}
 		if r.State != gate.StateClaimed || r.ClaimToken != "t" || r.Owner != "o" || r.Key != "k" {
 			t.Fatalf("record %+v", r)

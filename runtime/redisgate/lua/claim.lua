@@ -14,29 +14,41 @@
 -- Liveness is the key's own: Redis deletes a record at its expiry.
 local k = KEYS[1]
 local new, px = ARGV[1], ARGV[2]
-local v = get(k)
-if not v then
-  if px ~= '0' then
-    redis.call('SET', k, new, 'PX', px)
+local v
+if px ~= '0' then
+  v = redis.pcall('SET', k, new, 'NX', 'GET', 'PX', px) -- the old value, or nil when set
+  if not v then
     return redis.call('PEXPIRETIME', k)
+  end
+else
+  v = redis.pcall('GET', k)
+end
+if v and type(v) ~= 'table' then
+  if string.byte(v, 5) ~= 99 then -- not 'c'laimed: done, failed or unknown
+    return redis.call('PEXPIRETIME', k) .. ' ' .. v
+  end
+  local lease = tonumber(string.match(v, '^og1 claimed %d+ (%-?%d*) '))
+  if lease and redis.call('PTTL', k) > lease then -- now < lease_expiry = expiry - lease
+    return redis.call('PEXPIRETIME', k) .. ' ' .. v
   end
 end
 
 -- The request, from the record it would write.
-local _, _, ttl, _, qlt, qlo, qlf, qp = decode(new)
+local H = lib()
+local _, _, ttl, _, qlt, qlo, qlf, qp = H.decode(new)
 qlt, qlo, qlf = tonumber(qlt), tonumber(qlo), tonumber(qlf)
 local token = string.sub(new, qp, qp + qlt - 1)
 local owner = string.sub(new, qp + qlt, qp + qlt + qlo - 1)
 local fp = string.sub(new, qp + qlt + qlo, qp + qlt + qlo + qlf - 1)
 
 local fence, sfp = 1, ''
-if v == true then
+if type(v) == 'table' then
   -- The old format: the old claim script, less its write.
   local h = redis.call('HMGET', k, 'fence', 'lease_expiry', 'expires_at', 'claim_token', 'fingerprint', 'state')
   local state = h[6]
   fence = (tonumber(h[1]) or 0) + 1
   local exp = tonumber(h[3])
-  local now = now_ms()
+  local now = H.now_ms()
   local live = state and (state == 'unknown' or not exp or now < exp)
   if live then
     if fp ~= '' and h[5] and h[5] ~= fp then
@@ -59,20 +71,16 @@ if v == true then
     sfp = h[5] or ''
   end
 elseif v then
-  if string.byte(v, 5) ~= 99 then -- not 'c'laimed: done, failed or unknown
-    return redis.call('PEXPIRETIME', k) .. ' ' .. v
-  end
-  local st, f, lease, _, lt, lo, lf, p = decode(v)
+  -- A claim whose lease has run out: the caller's own (re-affirmed) or one
+  -- whose fingerprint differs (key reuse) answers with the record; any other is
+  -- taken over.
+  local st, f, _, _, lt, lo, lf, p = H.decode(v)
   if st ~= 'claimed' then
-    return not_record()
+    return H.not_record()
   end
   lt, lo, lf = tonumber(lt), tonumber(lo), tonumber(lf)
   sfp = string.sub(v, p + lt + lo, p + lt + lo + lf - 1)
   if (fp ~= '' and sfp ~= '' and sfp ~= fp) or (token ~= '' and string.sub(v, p, p + lt - 1) == token) then
-    return redis.call('PEXPIRETIME', k) .. ' ' .. v
-  end
-  local l = tonumber(lease)
-  if l and redis.call('PTTL', k) > l then -- now < lease_expiry = expiry - lease
     return redis.call('PEXPIRETIME', k) .. ' ' .. v
   end
   fence = tonumber(f) + 1
@@ -83,15 +91,15 @@ end
 if fp == '' then
   fp = sfp -- a released or lapsed claim keeps its payload's fingerprint
 end
-fence = int(fence)
+fence = H.int(fence)
 local exp
 if px == '0' then
   -- A zero lease and TTL: the record is deleted at once.
   redis.call('DEL', k)
-  exp = int(now_ms())
+  exp = H.int(H.now_ms())
 else
-  redis.call('SET', k, encode('claimed', fence, ttl, '', qlt, qlo, #fp, token .. owner .. fp), 'PX', px)
-  exp = int(redis.call('PEXPIRETIME', k))
+  redis.call('SET', k, H.encode('claimed', fence, ttl, '', qlt, qlo, #fp, token .. owner .. fp), 'PX', px)
+  exp = H.int(redis.call('PEXPIRETIME', k))
 end
 if fp ~= '' then
   return 'won ' .. fence .. ' ' .. exp .. ' ' .. fp

@@ -3,7 +3,8 @@
 -- live is 1 when present and not past expires_at on the server clock (an unknown
 -- record never expires). A record past its expiry is gone: Redis deletes it then.
 local k = KEYS[1]
-local v = get(k)
+local H = lib()
+local v = H.get(k)
 if not v then
   return {0}
 end
@@ -22,7 +23,7 @@ for i = 1, #fields, 2 do
     expires = tonumber(fields[i + 1])
   end
 end
-if state ~= 'unknown' and expires and now_ms() >= expires then
+if state ~= 'unknown' and expires and H.now_ms() >= expires then
   return {0, {}}
 end
 return {1, fields}

@@ -36,7 +36,7 @@ gen "PING" ping
 # owner-host/1234, no fingerprint): the record at fence 1, and lease + TTL.
 REC='"og1 claimed 1 60000  12 15 0\\ntok-abcdefghowner-host/1234"'
 gen "EVALSHA $CLAIM 1 g:%d $REC 90000" claim
-gen "EVALSHA $FINISH 1 g:%d 1 60000 done \"\"" complete
+gen "EVALSHA $FINISH 1 g:%d \"og1 claimed 1 \" 60000 \"og1 done 1 \" \"\"" complete
 gen "EVALSHA $CLAIM 1 g:%d $REC 90000" claim_duplicate
 gen "EVALSHA $CLAIM 1 h:%d $REC 90000" claim_prep
 gen "EVALSHA $CLAIM 1 h:%d ${REC/abcdefgh/ijklmnop} 90000" claim_in_progress

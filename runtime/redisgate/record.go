@@ -11,8 +11,8 @@ import (
 )
 
 // decodeRecord turns a script's flat field/value list (as HGETALL returns it for
-// a record in the old hash format) into a gate.Record for key. Times are UTC epoch milliseconds; an absent time
-// field is the zero time.
+// a record in the old hash format) into a gate.Record for key. Times are UTC
+// epoch milliseconds; an absent time field is the zero time.
 func decodeRecord(key string, v any) (gate.Record, error) {
 	list, ok := v.([]any)
 	if !ok || len(list)%2 != 0 {

@@ -137,16 +137,12 @@ func writeTemplate(ctx context.Context, s *store) error {
 	return nil
 }
 
-// seedScript copies the template's fields and expiry to keys prefix ..
-// sha1hex(i) for i in [from, to].
+// seedScript copies the template's value (a redisgate record is one string) and
+// expiry to keys prefix .. sha1hex(i) for i in [from, to].
 var seedScript = redis.NewScript(`
-local prefix, from, to, pexp = ARGV[1], tonumber(ARGV[2]), tonumber(ARGV[3]), ARGV[4]
-local fields = {}
-for i = 5, #ARGV do fields[#fields + 1] = ARGV[i] end
+local prefix, from, to, pexp, v = ARGV[1], tonumber(ARGV[2]), tonumber(ARGV[3]), ARGV[4], ARGV[5]
 for i = from, to do
-  local k = prefix .. redis.sha1hex(tostring(i))
-  redis.call('HSET', k, unpack(fields))
-  redis.call('PEXPIREAT', k, pexp)
+  redis.call('SET', prefix .. redis.sha1hex(tostring(i)), v, 'PXAT', pexp)
 end
 return to - from + 1`)
 
@@ -163,7 +159,7 @@ func seedRedis(ctx context.Context, s *store, n int) error {
 	if err := writeTemplate(ctx, s); err != nil {
 		return err
 	}
-	h, err := c.HGetAll(ctx, prefix+template).Result()
+	v, err := c.Get(ctx, prefix+template).Result()
 	if err != nil {
 		return err
 	}
@@ -171,10 +167,7 @@ func seedRedis(ctx context.Context, s *store, n int) error {
 	if err != nil {
 		return err
 	}
-	args := []any{prefix + seedPrefix, 0, 0, pexp.Milliseconds()}
-	for f, v := range h {
-		args = append(args, f, v)
-	}
+	args := []any{prefix + seedPrefix, 0, 0, pexp.Milliseconds(), v}
 	const batch = 50_000
 	for from := 1; from <= n; from += batch {
 		args[1], args[2] = from, min(from+batch-1, n)

@@ -45,6 +45,13 @@ func (s *Store) Inspect(ctx context.Context, key string) (gate.Record, bool, err
 	if err != nil {
 		return gate.Record{}, false, err
 	}
+	if str, ok := v.(string); ok {
+		rec, err := decodeReply(key, str)
+		if err != nil {
+			return gate.Record{}, false, s.wrap("inspect", key, err)
+		}
+		return rec, true, nil
+	}
 	live, payload, err := reply(v)
 	if err != nil {
 		return gate.Record{}, false, s.wrap("inspect", key, err)
@@ -91,7 +98,7 @@ func (s *Store) Resolve(ctx context.Context, key string, asDone bool, ttl time.D
 }
 
 // Purge implements gate.Admin. It deletes nothing and returns 0, nil: every
-// record that is not unknown carries PEXPIREAT at its expires_at, so Redis has
+// record that is not unknown has its key's expiry at its expires_at, so Redis has
 // already removed each record whose expires_at has passed (a key is never
 // readable past its expiry), and unknown records are never purged. It does not
 // contact Redis.

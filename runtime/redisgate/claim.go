@@ -1,10 +1,12 @@
 package redisgate
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/oncegate/oncegate/runtime/gate"
 )
@@ -22,31 +24,46 @@ const (
 // from Redis or the connection and are wrapped with the key; context errors are
 // returned as they are.
 func (s *Store) Claim(ctx context.Context, req gate.ClaimRequest) (gate.ClaimResult, error) {
-	v, err := s.run(ctx, claimScript, "claim", req.Key,
-		req.Token, req.Owner, millis(req.Lease), millis(req.TTL), req.Fingerprint)
+	ttl := millis(req.TTL)
+	v, err := s.run(ctx, claimScript, "claim", req.Key, encodeClaim(req, ttl), strconv.FormatInt(millis(req.Lease)+ttl, 10))
 	if err != nil {
 		return gate.ClaimResult{}, err
 	}
-	if won, ok := v.(string); ok {
-		rec, err := newClaim(req, won)
+	switch v := v.(type) {
+	case int64: // won on an absent key: the key's expiry
+		r := gate.Record{Key: req.Key, State: gate.StateClaimed, Fence: 1, ClaimToken: req.Token, Owner: req.Owner,
+			LeaseExpiry: time.UnixMilli(v - ttl).UTC(), ExpiresAt: time.UnixMilli(v).UTC()}
+		if len(req.Fingerprint) > 0 {
+			r.Fingerprint = req.Fingerprint
+		}
+		return gate.ClaimResult{Status: gate.Won, Record: r}, nil
+	case string:
+		if strings.HasPrefix(v, "won ") {
+			rec, err := wonClaim(req, ttl, v)
+			if err != nil {
+				return gate.ClaimResult{}, s.wrap("claim", req.Key, err)
+			}
+			return gate.ClaimResult{Status: gate.Won, Record: rec}, nil
+		}
+		rec, err := decodeReply(req.Key, v)
 		if err != nil {
 			return gate.ClaimResult{}, s.wrap("claim", req.Key, err)
 		}
-		return gate.ClaimResult{Status: gate.Won, Record: rec}, nil
+		return s.judge(req, rec)
 	}
 	status, payload, err := reply(v)
 	if err != nil {
 		return gate.ClaimResult{}, s.wrap("claim", req.Key, err)
 	}
+	if status == claimFenceExhausted {
+		return gate.ClaimResult{}, fmt.Errorf("key %s: %w", quoteKey(req.Key), gate.ErrFenceExhausted)
+	}
 	rec, err := decodeRecord(req.Key, payload)
 	if err != nil {
 		return gate.ClaimResult{}, s.wrap("claim", req.Key, err)
 	}
-	switch status {
-	case claimKeyReuse:
+	if status == claimKeyReuse {
 		return gate.ClaimResult{Record: rec}, fmt.Errorf("key %s: %w", quoteKey(req.Key), gate.ErrKeyReuse)
-	case claimFenceExhausted:
-		return gate.ClaimResult{}, fmt.Errorf("key %s: %w", quoteKey(req.Key), gate.ErrFenceExhausted)
 	}
 	st := gate.ClaimStatus(status)
 	if st < gate.Won || st > gate.Unknown {
@@ -55,26 +72,49 @@ func (s *Store) Claim(ctx context.Context, req gate.ClaimRequest) (gate.ClaimRes
 	return gate.ClaimResult{Status: st, Record: rec}, nil
 }
 
-// newClaim builds the record of a new claim from the request and the script's
-// "<fence> <lease_expiry> <expires_at>[ <fingerprint>]" reply.
-func newClaim(req gate.ClaimRequest, reply string) (gate.Record, error) {
-	parts := strings.SplitN(reply, " ", 4)
-	if len(parts) < 3 {
-		return gate.Record{}, fmt.Errorf("claim reply %q: want fence, lease expiry and expiry", reply)
+// judge answers a claim with the live record the script found and did not take
+// over, in the script's order: a differing fingerprint is key reuse; then the
+// state; a claim carrying the request's token is re-affirmed (Won), any other
+// claim is held (the script returns a claim only when its lease runs or one of
+// the first two holds).
+func (s *Store) judge(req gate.ClaimRequest, rec gate.Record) (gate.ClaimResult, error) {
+	if len(req.Fingerprint) > 0 && len(rec.Fingerprint) > 0 && !bytes.Equal(req.Fingerprint, rec.Fingerprint) {
+		return gate.ClaimResult{Record: rec}, fmt.Errorf("key %s: %w", quoteKey(req.Key), gate.ErrKeyReuse)
+	}
+	switch rec.State {
+	case gate.StateDone:
+		return gate.ClaimResult{Status: gate.AlreadyDone, Record: rec}, nil
+	case gate.StateFailed:
+		return gate.ClaimResult{Status: gate.Failed, Record: rec}, nil
+	case gate.StateUnknown:
+		return gate.ClaimResult{Status: gate.Unknown, Record: rec}, nil
+	}
+	if req.Token != "" && rec.ClaimToken == req.Token {
+		return gate.ClaimResult{Status: gate.Won, Record: rec}, nil
+	}
+	return gate.ClaimResult{Status: gate.HeldByOther, Record: rec}, nil
+}
+
+// wonClaim builds the record of a claim that took a key over from the request and
+// the script's "won <fence> <expiry>[ <fingerprint>]" reply; the lease expires
+// ttlMillis before the key.
+func wonClaim(req gate.ClaimRequest, ttlMillis int64, reply string) (gate.Record, error) {
+	parts := strings.SplitN(strings.TrimPrefix(reply, "won "), " ", 3)
+	if len(parts) < 2 {
+		return gate.Record{}, fmt.Errorf("claim reply %.40q: want fence and expiry", reply)
 	}
 	fence, err := strconv.ParseInt(parts[0], 10, 64)
 	if err != nil {
 		return gate.Record{}, fmt.Errorf("claim reply fence: %w", err)
 	}
-	r := gate.Record{Key: req.Key, State: gate.StateClaimed, Fence: fence, ClaimToken: req.Token, Owner: req.Owner}
-	if r.LeaseExpiry, err = parseMillis(parts[1]); err != nil {
-		return gate.Record{}, fmt.Errorf("claim reply lease expiry: %w", err)
-	}
-	if r.ExpiresAt, err = parseMillis(parts[2]); err != nil {
+	exp, err := strconv.ParseInt(parts[1], 10, 64)
+	if err != nil {
 		return gate.Record{}, fmt.Errorf("claim reply expiry: %w", err)
 	}
-	if len(parts) == 4 {
-		r.Fingerprint = []byte(parts[3])
+	r := gate.Record{Key: req.Key, State: gate.StateClaimed, Fence: fence, ClaimToken: req.Token, Owner: req.Owner,
+		LeaseExpiry: time.UnixMilli(exp - ttlMillis).UTC(), ExpiresAt: time.UnixMilli(exp).UTC()}
+	if len(parts) == 3 {
+		r.Fingerprint = []byte(parts[2])
 	}
 	return r, nil
 }

@@ -32,7 +32,7 @@ func (h *harness) MakeBackend(_ context.Context, t *testing.T) (gate.Backend, er
 func (h *harness) Advance(_ *testing.T, d time.Duration) { time.Sleep(d) }
 
 // DeletesAtExpiry implements gatetest.ExpiryDeleter: every record but an unknown
-// one carries PEXPIREAT at its expires_at.
+// one has its key's expiry at its expires_at.
 func (h *harness) DeletesAtExpiry() bool { return true }
 
 func (h *harness) Close() {

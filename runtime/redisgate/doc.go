@@ -5,18 +5,44 @@
 //
 // # Records
 //
-// Each record is one Redis hash at Options.Prefix + key (the key byte for byte,
-// never hashed: Redis keys are binary-safe), with the fields of docs/design.md's record:
-// state, fence, lease_expiry, expires_at and done_at (UTC epoch milliseconds as
-// decimal strings), claim_token, owner, fingerprint and result (raw bytes). The
-// key field is the Redis key name less the prefix, so it is not stored again.
+// Each record is one Redis string at Options.Prefix + key (the key byte for byte,
+// never hashed: Redis keys are binary-safe), whose TTL is the record's expires_at.
+// Its value, format version 1 ("og1"), is a header line and a body:
 //
-// A hash that lacks fields or holds something other than a number in them (a
-// partial or foreign write) never makes a script fail: a missing or non-numeric
-// lease_expiry counts as lapsed, a missing fence as 0, and a hash without a state
-// as no record, so the next claim takes the key over with fence + 1 and writes a
-// whole new record. A done, failed or unknown record without expires_at stays
-// what it says (treating it as lapsed would run its body again).
+//	og1 <state> <fence> <lease> <done> <token len> <owner len> <fingerprint len>\n
+//	<token><owner><fingerprint><result>
+//
+// state is claimed, done, failed or unknown; fence and the three lengths (bytes)
+// are decimal; token, owner, fingerprint and result are raw bytes, result taking
+// the rest of the value. lease and done are decimal milliseconds, empty when the
+// record has no lease_expiry or done_at (a claim never has done_at): in a record
+// with a TTL (every state but unknown) they count back from the key's expiry,
+// lease_expiry = expiry - lease and done_at = expiry - done (lease may be
+// negative: a completion with a short TTL ends the record before its lease); in an
+// unknown record, which has no TTL, they are UTC epoch milliseconds. expires_at is
+// not stored: it is the key's expiry (PEXPIRETIME). The key field is the Redis key
+// less the prefix. So a claim on an absent key is one SET NX GET PX whose value
+// the client built (fence 1, lease = the TTL) and a completion one GET, one PTTL
+// and one SET PX: neither calls TIME nor builds a hash field by field, which is
+// where the scripts of the hash format spent most of their instructions. Every field stays readable: Inspect and `oncegate
+// inspect` decode it, and redis-cli GET shows the header as text.
+//
+// A key that holds a hash is a record in the format before version 1, one hash
+// field per record field (state, fence, lease_expiry, expires_at and done_at as
+// UTC epoch milliseconds, claim_token, owner, fingerprint, result). Every script
+// reads such a record and answers as before; completions, renewals, releases,
+// fence advances, marks and resolves write it back as a hash, and the claim that
+// starts a new record on the key (over a lapsed or released claim or past its
+// expiry) writes version 1. A hash that lacks fields or holds something other
+// than a number in them (a partial or foreign write) never makes a script fail: a
+// missing or non-numeric lease_expiry counts as lapsed, a missing fence as 0, and
+// a hash without a state as no record, so the next claim takes the key over with
+// fence + 1 and writes a whole new record. A done, failed or unknown record
+// without expires_at stays what it says (treating it as lapsed would run its body
+// again). A string that is not a version 1 value, or a key of another type, is an
+// error (WRONGTYPE) and is left as it is. Code older than version 1 cannot read a
+// version 1 record: its scripts fail with WRONGTYPE on such a key, so its claims
+// fail closed; see docs/deploy.md, "Upgrading the Redis record format".
 //
 // # Atomicity and Cluster
 //
@@ -29,17 +55,19 @@
 //
 // # Clock
 //
-// Every script reads the server's clock with TIME; the client's clock is never
-// used, so skew between instances cannot move a lease. Expiry is judged when a
-// script reads the record. In a Cluster each record is judged by the clock of the
-// master that owns its slot.
+// Every time is the server's: a record's times count back from its key's expiry,
+// which Redis sets from its own clock (SET PX), and a script that needs the time
+// reads PTTL, PEXPIRETIME or TIME. The client's clock is never used, so skew
+// between instances cannot move a lease. A lease is judged when a script reads the
+// record; expiry is Redis's own, which deletes a record at its expires_at (a
+// key is never readable past its expiry). In a Cluster each record is judged by
+// the clock of the master that owns its slot.
 //
 // # Expiry
 //
-// Every script that writes a record also sets PEXPIREAT to the record's
+// Every script that writes a record also sets the key's expiry to the record's
 // expires_at, so no gateway key is ever without a TTL, except an unknown record,
-// which is made persistent (PERSIST) because it must survive until an operator
-// resolves it. Redis deletes a record at expires_at on its own; a claim after that
+// which is made persistent because it must survive until an operator resolves it. Redis deletes a record at expires_at on its own; a claim after that
 // starts a fresh record at fence 1, which docs/design.md's invariant 2 (lease + ttl
 // longer than any holder lives) makes safe. A record written with a zero TTL and
 // a zero lease is deleted at once.
@@ -81,6 +109,7 @@
 // which the Gate treats as fenced out. Set MaxRetries to -1 on the client to leave
 // every retry to the Gate.
 //
-// Requires Redis 5.0 or later (scripts that call TIME before writing rely on
-// effects replication, the default since 5.0); tested on Redis 7.0.
+// Requires Redis 7.0 or later (SET with both NX and GET, and PEXPIRETIME; scripts
+// that read the clock before writing rely on effects replication, the default
+// since 5.0); tested on Redis 7.0. On Memorystore, use version REDIS_7_0 or later.
 package redisgate

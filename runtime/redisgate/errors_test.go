@@ -97,17 +97,36 @@ func TestFenceExhaustedEverywhere(t *testing.T) {
 	mustClaim(t, s, "resolve", time.Minute, gate.AlreadyDone)
 }
 
-// TestForeignKeyUnderPrefix shows a non-hash key under the prefix is an error, not
-// a record and not a panic.
+// TestForeignKeyUnderPrefix shows a key under the prefix that is neither a record
+// nor an old-format hash is an error, not a record and not a panic, and is left
+// as it is.
 func TestForeignKeyUnderPrefix(t *testing.T) {
 	s, c := newStore(t)
 	ctx := context.Background()
-	if err := c.Set(ctx, s.RedisKey("k"), "x", time.Minute).Err(); err != nil {
+	for _, v := range []string{"x", "claimed", "og1 claimed 1 2 3", "og1 done 1 2  0 0 9\nshort", "og1 bogus 1 2  0 0 0\n"} {
+		if err := c.Set(ctx, s.RedisKey("k"), v, time.Minute).Err(); err != nil {
+			t.Fatal(err)
+		}
+		_, err := s.Claim(ctx, claimReq("k", time.Minute))
+		if err == nil || !(redis.HasErrorPrefix(errors.Unwrap(err), "WRONGTYPE") || strings.Contains(err.Error(), "not an oncegate record")) {
+			t.Fatalf("Claim over the string %q: err = %v, want not a record", v, err)
+		}
+		if _, _, err := s.Inspect(ctx, "k"); err == nil {
+			t.Fatalf("Inspect of the string %q: no error", v)
+		}
+		if got, _ := c.Get(ctx, s.RedisKey("k")).Result(); got != v {
+			t.Fatalf("the string %q became %q", v, got)
+		}
+	}
+	if err := c.Del(ctx, s.RedisKey("k")).Err(); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.RPush(ctx, s.RedisKey("k"), "x").Err(); err != nil {
 		t.Fatal(err)
 	}
 	_, err := s.Claim(ctx, claimReq("k", time.Minute))
 	if err == nil || !redis.HasErrorPrefix(errors.Unwrap(err), "WRONGTYPE") {
-		t.Fatalf("Claim over a string key: err = %v, want WRONGTYPE", err)
+		t.Fatalf("Claim over a list key: err = %v, want WRONGTYPE", err)
 	}
 	if got, err := s.ListUnresolved(ctx, 0); err != nil || len(got) != 0 {
 		t.Fatalf("ListUnresolved = %v, %v; want none", keysOf(got), err)

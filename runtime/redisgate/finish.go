@@ -24,7 +24,9 @@ func (s *Store) Fail(ctx context.Context, c gate.Completion) (bool, error) {
 }
 
 func (s *Store) finish(ctx context.Context, op string, c gate.Completion, st gate.State) (bool, error) {
-	v, err := s.run(ctx, finishScript, op, c.Key, fenceArg(c.Fence), millis(c.TTL), string(st), c.Result)
+	f := fenceArg(c.Fence)
+	v, err := s.run(ctx, finishScript, op, c.Key, valueVersion+"claimed "+f+" ", millis(c.TTL),
+		valueVersion+string(st)+" "+f+" ", c.Result)
 	if err != nil {
 		return false, err
 	}

@@ -93,18 +93,63 @@ func (s *Store) eachServer(ctx context.Context, fn func(context.Context, redis.C
 
 // unknownAmong returns the unknown records among the Redis keys, reading them
 // through the store's client so each read is routed to its key's slot. A key that
-// vanished, is not a hash, or is no longer unknown is left out.
+// vanished, holds neither a record nor an old-format hash, or is no longer
+// unknown is left out. A record is read by its first bytes first (its state), an
+// old-format hash by its state field, and only unknown ones whole.
 func (s *Store) unknownAmong(ctx context.Context, keys []string) ([]gate.Record, error) {
 	if len(keys) == 0 {
 		return nil, nil
 	}
+	const unknownHead = valueVersion + "unknown "
 	pipe := s.c.Pipeline()
-	states := make([]*redis.StringCmd, len(keys))
+	heads := make([]*redis.StringCmd, len(keys))
 	for i, k := range keys {
-		states[i] = pipe.HGet(ctx, k, "state")
+		heads[i] = pipe.GetRange(ctx, k, 0, int64(len(unknownHead)-1))
 	}
 	if _, err := pipe.Exec(ctx); err != nil && !skippable(err) {
 		return nil, err
+	}
+	pipe = s.c.Pipeline()
+	var (
+		values []*redis.StringCmd // records whose head says unknown
+		vnames []string
+		states []*redis.StringCmd // old-format hashes
+		snames []string
+	)
+	for i, c := range heads {
+		switch err := c.Err(); {
+		case err == nil:
+			if c.Val() == unknownHead {
+				values = append(values, pipe.Get(ctx, keys[i]))
+				vnames = append(vnames, keys[i])
+			}
+		case redis.HasErrorPrefix(err, "WRONGTYPE"):
+			states = append(states, pipe.HGet(ctx, keys[i], "state"))
+			snames = append(snames, keys[i])
+		case !skippable(err):
+			return nil, err
+		}
+	}
+	if len(values)+len(states) == 0 {
+		return nil, nil
+	}
+	if _, err := pipe.Exec(ctx); err != nil && !skippable(err) {
+		return nil, err
+	}
+	var out []gate.Record
+	for i, c := range values {
+		if err := c.Err(); err != nil && !skippable(err) {
+			return nil, err
+		}
+		v := c.Val()
+		if !strings.HasPrefix(v, unknownHead) {
+			continue // resolved or gone meanwhile
+		}
+		r, err := decodeValue(strings.TrimPrefix(vnames[i], s.prefix), v, -1) // an unknown record has no TTL
+		if err != nil {
+			return nil, fmt.Errorf("key %s: %w", quoteKey(vnames[i]), err)
+		}
+		out = append(out, r)
 	}
 	pipe = s.c.Pipeline()
 	var reads []*redis.MapStringStringCmd
@@ -114,17 +159,16 @@ func (s *Store) unknownAmong(ctx context.Context, keys []string) ([]gate.Record,
 			return nil, err
 		}
 		if c.Val() == string(gate.StateUnknown) {
-			reads = append(reads, pipe.HGetAll(ctx, keys[i]))
-			names = append(names, keys[i])
+			reads = append(reads, pipe.HGetAll(ctx, snames[i]))
+			names = append(names, snames[i])
 		}
 	}
 	if len(reads) == 0 {
-		return nil, nil
+		return out, nil
 	}
 	if _, err := pipe.Exec(ctx); err != nil && !skippable(err) {
 		return nil, err
 	}
-	var out []gate.Record
 	for i, c := range reads {
 		if err := c.Err(); err != nil && !skippable(err) {
 			return nil, err

@@ -2,6 +2,7 @@ package redisgate_test
 
 import (
 	"context"
+	"errors"
 	"os"
 	"strconv"
 	"strings"
@@ -136,33 +137,58 @@ func deletePrefix(t testing.TB, c redis.UniversalClient, prefix string) {
 	}
 }
 
-// checkTTLs fails the test for every key under prefix whose expiry (PEXPIRETIME)
-// is not exactly its expires_at field, and for every unknown record that has an
-// expiry or an expires_at. It returns how many keys it checked. Nothing may write
-// under prefix meanwhile.
+// checkTTLs fails the test for every key under prefix that is not a record, for
+// every record but an unknown one without an expiry (PEXPIRETIME), for every
+// unknown record with one, and for every old-format (hash) record whose expiry is
+// not exactly its expires_at field. It returns how many keys it checked. Nothing
+// may write under prefix meanwhile.
 func checkTTLs(t testing.TB, c redis.UniversalClient, prefix string) int {
 	t.Helper()
 	ctx := context.Background()
 	keys := scanKeys(t, c, globEscape(prefix)+"*")
 	for _, k := range keys {
-		var fields *redis.SliceCmd
+		var typ *redis.StatusCmd
 		var expiry *redis.Cmd
+		var value *redis.StringCmd
+		var fields *redis.SliceCmd
 		if _, err := c.TxPipelined(ctx, func(p redis.Pipeliner) error { // one atomic read
-			fields = p.HMGet(ctx, k, "state", "expires_at")
+			typ = p.Type(ctx, k)
 			expiry = p.Do(ctx, "PEXPIRETIME", k)
 			return nil
 		}); err != nil {
 			t.Fatalf("read %.60q: %v", k, err)
 		}
-		h := fields.Val()
 		at, err := expiry.Int64()
 		if err != nil {
 			t.Fatalf("PEXPIRETIME %.60q: %v", k, err)
 		}
-		state, _ := h[0].(string)
-		expires, _ := h[1].(string)
+		if at == -2 {
+			continue // expired between the scan and the read
+		}
+		var state, expires string
+		switch typ.Val() {
+		case "string":
+			value = c.Get(ctx, k)
+			if errors.Is(value.Err(), redis.Nil) {
+				continue // expired after the first read
+			}
+			v := value.Val()
+			if !strings.HasPrefix(v, "og1 ") {
+				t.Errorf("key %.60q under the prefix is not a record: %.40q", k, v)
+				continue
+			}
+			state, _, _ = strings.Cut(v[len("og1 "):], " ")
+			expires = strconv.FormatInt(at, 10)
+			if at == -1 {
+				expires = ""
+			}
+		case "hash":
+			fields = c.HMGet(ctx, k, "state", "expires_at")
+			h := fields.Val()
+			state, _ = h[0].(string)
+			expires, _ = h[1].(string)
+		}
 		switch {
-		case at == -2: // expired between the two reads
 		case state == "":
 			t.Errorf("key %.60q under the prefix is not a record", k)
 		case state == string(gate.StateUnknown):

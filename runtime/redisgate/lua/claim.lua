@@ -1,68 +1,107 @@
--- claim: ARGV = token, owner, lease_ms, ttl_ms, fingerprint ('' for none).
--- A new claim returns the string "<fence> <lease_expiry> <expires_at>", followed by
--- " <fingerprint>" when the record has one: the caller knows the rest (state
--- claimed, its token and owner), and a string reply costs the server far less
--- than a table. Every other answer is {status, fields}: status 1 won (a claim
--- re-affirmed by its token), 2 held by other, 3 done, 4 failed, 5 unknown, -1 key
--- reuse, -2 fence exhausted; fields is the record as found, a flat field/value
--- list.
+-- claim: ARGV = the new record as fence 1 would store it (its lease field is the
+-- TTL in ms, its lengths and body the token, owner and fingerprint, '' for none),
+-- and px = lease_ms + ttl_ms, the key's TTL. Answers:
+--   an integer: won on an absent key at fence 1; the key's expiry in epoch ms;
+--   'won <fence> <expiry>[ <fingerprint>]': won over a lapsed or released claim
+--     (or an old-format record), the fingerprint being the one now stored;
+--   '<expiry> <value>': the record as found, which the caller judges: a
+--     fingerprint that differs is key reuse, else done, failed or unknown, or a
+--     claim that is the caller's own (its token: re-affirmed) or another's
+--     (held). Expiry is -1 for a key without a TTL. Only a record that answers
+--     one of these comes back; a lapsed claim is taken over.
+--   {-2}: fence exhausted; {status, fields}: an old-format record as found (as
+--     before: 1 won, 2 held, 3 done, 4 failed, 5 unknown, -1 key reuse).
+-- Liveness is the key's own: Redis deletes a record at its expiry.
 local k = KEYS[1]
-local token, owner, fp = ARGV[1], ARGV[2], ARGV[5]
-local now = now_ms()
-local exists = redis.call('EXISTS', k) == 1
-local state, fence, live, h = false, 1, false, nil
-if exists then
-  h = redis.call('HMGET', k, 'fence', 'lease_expiry', 'expires_at', 'claim_token', 'fingerprint', 'state')
-  state = h[6]
-  -- A field that is missing or not a number (a partial or foreign write) never
-  -- raises: no fence counts as 0, no lease as lapsed, and a hash without a
-  -- state is no record at all.
-  fence = (tonumber(h[1]) or 0) + 1
-  -- Expiry is judged here, on the server clock: a present but expired record is
-  -- reclaimed with fence+1. An unknown record never expires.
-  local exp = tonumber(h[3])
-  live = state and (state == 'unknown' or not exp or now < exp)
+local new, px = ARGV[1], ARGV[2]
+local v
+if px ~= '0' then
+  v = redis.pcall('SET', k, new, 'NX', 'GET', 'PX', px) -- the old value, or nil when set
+  if not v then
+    return redis.call('PEXPIRETIME', k)
+  end
+else
+  v = redis.pcall('GET', k)
 end
-if live then
-  if fp ~= '' and h[5] and h[5] ~= fp then
-    return {-1, redis.call('HGETALL', k)}
+if v and type(v) ~= 'table' then
+  if string.byte(v, 5) ~= 99 then -- not 'c'laimed: done, failed or unknown
+    return redis.call('PEXPIRETIME', k) .. ' ' .. v
   end
-  if state == 'done' then
-    return {3, redis.call('HGETALL', k)}
-  elseif state == 'failed' then
-    return {4, redis.call('HGETALL', k)}
-  elseif state == 'unknown' then
-    return {5, redis.call('HGETALL', k)}
+  local lease = tonumber(string.match(v, '^og1 claimed %d+ (%-?%d*) '))
+  if lease and redis.call('PTTL', k) > lease then -- now < lease_expiry = expiry - lease
+    return redis.call('PEXPIRETIME', k) .. ' ' .. v
   end
-  if token ~= '' and h[4] == token then
-    return {1, redis.call('HGETALL', k)} -- a retried claim re-affirms itself
+end
+
+-- The request, from the record it would write.
+local H = lib()
+local _, _, ttl, _, qlt, qlo, qlf, qp = H.decode(new)
+qlt, qlo, qlf = tonumber(qlt), tonumber(qlo), tonumber(qlf)
+local token = string.sub(new, qp, qp + qlt - 1)
+local owner = string.sub(new, qp + qlt, qp + qlt + qlo - 1)
+local fp = string.sub(new, qp + qlt + qlo, qp + qlt + qlo + qlf - 1)
+
+local fence, sfp = 1, ''
+if type(v) == 'table' then
+  -- The old format: the old claim script, less its write.
+  local h = redis.call('HMGET', k, 'fence', 'lease_expiry', 'expires_at', 'claim_token', 'fingerprint', 'state')
+  local state = h[6]
+  fence = (tonumber(h[1]) or 0) + 1
+  local exp = tonumber(h[3])
+  local now = H.now_ms()
+  local live = state and (state == 'unknown' or not exp or now < exp)
+  if live then
+    if fp ~= '' and h[5] and h[5] ~= fp then
+      return {-1, redis.call('HGETALL', k)}
+    end
+    if state == 'done' then
+      return {3, redis.call('HGETALL', k)}
+    elseif state == 'failed' then
+      return {4, redis.call('HGETALL', k)}
+    elseif state == 'unknown' then
+      return {5, redis.call('HGETALL', k)}
+    end
+    if token ~= '' and h[4] == token then
+      return {1, redis.call('HGETALL', k)}
+    end
+    local lease = tonumber(h[2])
+    if lease and now < lease then
+      return {2, redis.call('HGETALL', k)}
+    end
+    sfp = h[5] or ''
   end
-  local lease = tonumber(h[2])
-  if lease and now < lease then
-    return {2, redis.call('HGETALL', k)}
+elseif v then
+  -- A claim whose lease has run out: the caller's own (re-affirmed) or one
+  -- whose fingerprint differs (key reuse) answers with the record; any other is
+  -- taken over.
+  local st, f, _, _, lt, lo, lf, p = H.decode(v)
+  if st ~= 'claimed' then
+    return H.not_record()
   end
+  lt, lo, lf = tonumber(lt), tonumber(lo), tonumber(lf)
+  sfp = string.sub(v, p + lt + lo, p + lt + lo + lf - 1)
+  if (fp ~= '' and sfp ~= '' and sfp ~= fp) or (token ~= '' and string.sub(v, p, p + lt - 1) == token) then
+    return redis.call('PEXPIRETIME', k) .. ' ' .. v
+  end
+  fence = tonumber(f) + 1
 end
 if fence > MAX_FENCE then
-  return {-2, {}}
+  return {-2}
 end
-if fp == '' and live and h[5] then
-  fp = h[5] -- a released or lapsed claim keeps its payload's fingerprint
+if fp == '' then
+  fp = sfp -- a released or lapsed claim keeps its payload's fingerprint
 end
-local lease_ms = now + tonumber(ARGV[3])
-local lease, expires = int(lease_ms), int(lease_ms + tonumber(ARGV[4]))
-fence = int(fence)
-if exists then
-  redis.call('DEL', k) -- a new claim starts a new record: no done_at, no result
-end
-if fp ~= '' then
-  redis.call('HSET', k, 'state', 'claimed', 'fence', fence, 'lease_expiry', lease,
-    'expires_at', expires, 'claim_token', token, 'owner', owner, 'fingerprint', fp)
+fence = H.int(fence)
+local exp
+if px == '0' then
+  -- A zero lease and TTL: the record is deleted at once.
+  redis.call('DEL', k)
+  exp = H.int(H.now_ms())
 else
-  redis.call('HSET', k, 'state', 'claimed', 'fence', fence, 'lease_expiry', lease,
-    'expires_at', expires, 'claim_token', token, 'owner', owner)
+  redis.call('SET', k, H.encode('claimed', fence, ttl, '', qlt, qlo, #fp, token .. owner .. fp), 'PX', px)
+  exp = H.int(redis.call('PEXPIRETIME', k))
 end
-redis.call('PEXPIREAT', k, expires)
 if fp ~= '' then
-  return fence .. ' ' .. lease .. ' ' .. expires .. ' ' .. fp
+  return 'won ' .. fence .. ' ' .. exp .. ' ' .. fp
 end
-return fence .. ' ' .. lease .. ' ' .. expires
+return 'won ' .. fence .. ' ' .. exp

@@ -76,7 +76,7 @@ func parseFlags() (config, error) {
 	flag.StringVar(&c.addr, "addr", "127.0.0.1:0", "listen address")
 	flag.DurationVar(&c.lease, "lease", time.Minute, "gate lease")
 	flag.DurationVar(&c.ttl, "ttl", time.Hour, "gate ttl: how long a done record is kept")
-	flag.DurationVar(&c.purge, "purge", 0, "when positive, purge expired records at this interval (backends that are gate.Purgers)")
+	flag.DurationVar(&c.purge, "purge", 0, "when positive, purge expired records at this interval (backends that are gate.Admins)")
 	flag.IntVar(&c.cache, "cache", 0, "gate terminal cache size (0: off)")
 	flag.IntVar(&c.conns, "max-conns", 16, "SQL or Redis connection pool size (0: the driver's default)")
 	flag.BoolVar(&c.pprof, "pprof", false, "serve net/http/pprof under /debug/pprof/")

@@ -45,14 +45,19 @@ func (e *EvictionError) Error() string {
 // Unwrap returns ErrEviction.
 func (e *EvictionError) Unwrap() error { return ErrEviction }
 
-// Open returns New(client, opts) after CheckEviction has found that no server
-// behind client may evict keys, unless opts.AllowEviction is set. It contacts
-// every master (every shard of a Ring) once. It returns New's errors, an
-// *EvictionError (matching ErrEviction) naming the setting, or the error of INFO
-// (wrapped; context errors as they are).
+// Open returns New(client, opts) after CheckVersion has found every server
+// behind client to run Redis 7.0 or later and CheckEviction has found that none
+// may evict keys (the eviction check is skipped when opts.AllowEviction is set).
+// It contacts every master (every shard of a Ring) once or twice. It returns
+// New's errors, a *VersionError (matching ErrVersion), an *EvictionError
+// (matching ErrEviction) naming the setting, or the error of INFO (wrapped;
+// context errors as they are).
 func Open(ctx context.Context, client redis.UniversalClient, opts *Options) (*Store, error) {
 	s, err := New(client, opts)
 	if err != nil {
+		return nil, err
+	}
+	if err := CheckVersion(ctx, client); err != nil {
 		return nil, err
 	}
 	if opts != nil && opts.AllowEviction {
@@ -75,13 +80,19 @@ func CheckEviction(ctx context.Context, client redis.UniversalClient) error {
 	if isNil(client) {
 		return errors.New("redisgate.CheckEviction: client is nil")
 	}
+	return forEachNode(ctx, client, "CheckEviction", checkNode)
+}
+
+// forEachNode runs check on every server behind client (every master of a
+// Cluster, every shard of a Ring, else the one server) and returns the first
+// error a check returned, or the error of reaching the nodes.
+func forEachNode(ctx context.Context, client redis.UniversalClient, caller string, check func(context.Context, *redis.Client) error) error {
 	var (
 		mu    sync.Mutex
 		first error
 	)
-	check := func(ctx context.Context, c *redis.Client) error {
-		err := checkNode(ctx, c)
-		if err != nil {
+	each := func(ctx context.Context, c *redis.Client) error {
+		if err := check(ctx, c); err != nil {
 			mu.Lock()
 			if first == nil {
 				first = err
@@ -93,13 +104,13 @@ func CheckEviction(ctx context.Context, client redis.UniversalClient) error {
 	var err error
 	switch c := client.(type) {
 	case *redis.ClusterClient:
-		err = c.ForEachMaster(ctx, check)
+		err = c.ForEachMaster(ctx, each)
 	case *redis.Ring:
-		err = c.ForEachShard(ctx, check)
+		err = c.ForEachShard(ctx, each)
 	case *redis.Client:
-		err = check(ctx, c)
+		err = each(ctx, c)
 	default:
-		err = fmt.Errorf("redisgate.CheckEviction: unsupported client %T", client)
+		err = fmt.Errorf("redisgate.%s: unsupported client %T", caller, client)
 	}
 	if err != nil {
 		return err

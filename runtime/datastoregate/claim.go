@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"cloud.google.com/go/datastore"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
 
 	"github.com/oncegate/oncegate/runtime/gate"
 )
@@ -21,9 +23,10 @@ func expired(r *gate.Record, now time.Time) bool {
 
 // Claim implements gate.Backend. A refused claim (done, failed, unknown, held
 // by another) is one RPC, a lookup; a claim of an absent key two, the lookup and
-// a non-transactional insert (see claimFast). A claim that takes over an
-// expired record or a lapsed lease, or that lost a race to create the record,
-// then runs one read-write transaction: two RPCs more (Lookup, then Commit when
+// a non-transactional insert (see claimFast); a claim that lost the race to
+// create the record three, the insert refused and the record looked up again. A
+// claim that takes over an expired record or a lapsed lease then runs one
+// read-write transaction: two RPCs more (Lookup, then Commit when
 // the claim is won or Rollback when it is not), more still when a commit aborts
 // or its answer is lost (see the package doc). A claim whose
 // token equals the stored claim_token is a retry of a claim that was applied: it
@@ -51,44 +54,54 @@ func (s *Store) Claim(ctx context.Context, req gate.ClaimRequest) (gate.ClaimRes
 // non-transactional insert mutation writes the fresh claim: it applies only if
 // the entity still does not exist (codes.AlreadyExists otherwise), so it cannot
 // overwrite a concurrent claim. Either way a refused claim is one RPC and a fresh
-// one two, as in the transaction (Lookup, Commit). A record that is claimable
-// (expired, or a lapsed lease), an insert that lost the race or whose answer
-// was lost, and a failed lookup go to the transactional claim, which reads the
-// record again: an insert that applied unseen is found there with the caller's
-// token and re-affirmed.
+// one two, as in the transaction (Lookup, Commit). An insert refused because the
+// record exists (another claim created it since, or this insert applied and the
+// client library's retry of it was refused) looks the record up once more and
+// judges it the same way: a loser of the race to create it is three RPCs, and
+// an insert of the caller's own is found with its token and re-affirmed. A
+// record that is claimable (expired, or a lapsed lease), an insert that failed
+// otherwise (its outcome unknown), and a failed lookup go to the transactional
+// claim, which reads the record again and re-affirms an insert that applied
+// unseen by its token.
 func (s *Store) claimFast(ctx context.Context, req gate.ClaimRequest) (gate.ClaimResult, bool, error) {
 	dk := s.dsKey(req.Key)
-	var e entity
-	err := s.c.Get(ctx, dk, &e)
-	var cur *gate.Record
-	switch {
-	case err == nil:
-		cur = &e.rec
-	case errors.Is(err, datastore.ErrNoSuchEntity):
-	default:
-		if ctx.Err() != nil {
-			return gate.ClaimResult{}, false, ctx.Err()
+	for pass := 1; ; pass++ {
+		var e entity
+		err := s.c.Get(ctx, dk, &e)
+		var cur *gate.Record
+		switch {
+		case err == nil:
+			cur = &e.rec
+		case errors.Is(err, datastore.ErrNoSuchEntity):
+		default:
+			if ctx.Err() != nil {
+				return gate.ClaimResult{}, false, ctx.Err()
+			}
+			return gate.ClaimResult{}, false, nil
 		}
-		return gate.ClaimResult{}, false, nil
-	}
-	write, out, err := claimStep(req, s.clock(), s.skew, cur)
-	if err != nil || write == nil {
-		return out, true, err
-	}
-	if cur != nil {
-		return gate.ClaimResult{}, false, nil
-	}
-	rec := normalize(*write)
-	if err := checkSize(rec); err != nil {
-		return gate.ClaimResult{}, false, err
-	}
-	if _, err := s.c.Mutate(ctx, datastore.NewInsert(dk, &entity{rec: rec})); err != nil {
-		if ctx.Err() != nil {
-			return gate.ClaimResult{}, false, ctx.Err()
+		write, out, err := claimStep(req, s.clock(), s.skew, cur)
+		if err != nil || write == nil {
+			return out, true, err
 		}
-		return gate.ClaimResult{}, false, nil
+		if cur != nil || pass > 1 {
+			return gate.ClaimResult{}, false, nil
+		}
+		rec := normalize(*write)
+		if err := checkSize(rec); err != nil {
+			return gate.ClaimResult{}, false, err
+		}
+		_, err = s.c.Mutate(ctx, datastore.NewInsert(dk, &entity{rec: rec}))
+		switch {
+		case err == nil:
+			return out, true, nil
+		case ctx.Err() != nil:
+			return gate.ClaimResult{}, false, ctx.Err()
+		case status.Code(err) != codes.AlreadyExists:
+			return gate.ClaimResult{}, false, nil
+		}
+		// Another claim created the record since the lookup (or this insert
+		// applied and its retry was refused): look again.
 	}
-	return out, true, nil
 }
 
 // expiredFor is expired with a claimed record judged at now − skew, so a

@@ -29,8 +29,9 @@
 // held by another, or the caller's own claim re-affirmed by token) is the
 // answer: one RPC. An absent record is created with a non-transactional insert
 // mutation, which applies only if the entity still does not exist: two RPCs, as
-// in a transaction. Only a claim that takes over a record (expired, or a lapsed
-// lease) or whose insert lost a race runs the transaction, two RPCs more.
+// in a transaction; an insert that lost the race (ALREADY_EXISTS) looks the
+// record up again, three RPCs for that refusal. Only a claim that takes over a
+// record (expired, or a lapsed lease) runs the transaction, two RPCs more.
 //
 // # Retries and lost commits
 //

@@ -73,12 +73,14 @@ func missTrips(d *doc, r *Results) int {
 // tripsWhy explains a backend's round trips above the floor and the fix.
 func tripsWhy(backend string) string {
 	switch backend {
-	case "sqlite", "postgres":
-		return "A claim is one `INSERT … ON CONFLICT DO UPDATE … WHERE <claimable> RETURNING`; when the WHERE refuses (the record is done, held, failed or unknown) it returns no row, so a second statement, a SELECT, reads the record to say why. Fresh messages are at the floor; every duplicate and every refused claim pays the SELECT. *What would close it:* one statement for both answers — `WITH up AS (INSERT … ON CONFLICT … WHERE … RETURNING …) SELECT … FROM up UNION ALL SELECT … FROM t WHERE key = $1 AND NOT EXISTS (SELECT FROM up)`: the second branch reads the record as the statement's snapshot sees it, the one that refused the upsert; only when that row was committed by a concurrent transaction after the snapshot (a race the upsert lost) does it find nothing, and then the SELECT that runs today is still needed."
+	case "sqlite":
+		return "A claim is one `INSERT … ON CONFLICT DO UPDATE … WHERE <claimable> RETURNING`; when the WHERE refuses (the record is done, held, failed or unknown) it returns no row, so a second statement, a SELECT, reads the record to say why. Fresh messages are at the floor; every duplicate and every refused claim pays the SELECT, a call into the embedded engine, not a network trip. SQLite's RETURNING reports no unchanged row and it has no data-modifying WITH (PostgreSQL's one-statement answer): one statement would have to rewrite the refused row to return it, a write and a WAL sync per duplicate."
+	case "postgres":
+		return "A claim is one statement, won or refused (`WITH c AS (INSERT … ON CONFLICT DO UPDATE … WHERE <claimable> RETURNING …) SELECT … FROM c UNION ALL SELECT … FROM t WHERE key = $1 AND NOT EXISTS (SELECT 1 FROM c)`); only a claim that lost the race to create the record, which its statement's snapshot cannot see, adds a SELECT."
 	case "mysql":
 		return "MySQL and MariaDB have no conditional upsert that returns the row. A fresh key is one INSERT (the server clock rides back in LAST_INSERT_ID), at the floor; a duplicate is the INSERT's duplicate-key error, then a SELECT. *What would close it:* read first for keys likely to exist (a redelivery carries `deliveryAttempt` > 1: try the SELECT first and INSERT only when the key is absent), or a stored procedure that does INSERT-or-SELECT in one `CALL`, one round trip either way."
 	case "datastore":
-		return "Claim and complete are each a read-write transaction: a Lookup that begins it (begin-later) and a Commit, so a fresh message costs 4 RPCs and a duplicate a Lookup and a Rollback. *What would close it:* claim an absent key with a non-transactional `insert` mutation (one Commit, which fails with ALREADY_EXISTS when the key exists — then one Lookup says why), as MySQL's first step does: 3 RPCs per fresh message; answer a duplicate from a plain Lookup (strongly consistent by key) and open a transaction only when the record is claimable: 1 RPC per duplicate. The complete needs its fence check: a transaction, or a non-transactional update guarded by the entity's version (Datastore v1 `Mutation.base_version`, which the Go client library does not expose) for 1 RPC, 2 per fresh message."
+		return "A claim is a Lookup outside a transaction (a refusal is that one RPC, a duplicate at the floor) and, for an absent key, a non-transactional `insert` mutation (2 RPCs); the complete is a read-write transaction, a Lookup that begins it (begin-later) and a Commit: 4 RPCs per fresh message. *What would close it:* the complete needs its fence check: a transaction, or a non-transactional update guarded by the entity's version (Datastore v1 `Mutation.base_version`, which the Go client library does not expose) for 1 RPC, 3 per fresh message."
 	}
 	return "See the detail column."
 }
@@ -99,7 +101,7 @@ func missContention(d *doc, r *Results) int {
 			d.p("**Contention, %s: %d bodies ran, refused deliveries made up to %d port calls.** The gateway let more than one through or called the store more than once for a refused delivery: a bug, not a cost.", label(c.Backend), c.Bodies, c.RefusedCallsMax)
 			d.p("")
 		case c.Backend == "datastore":
-			d.p("**Contention, %s: %s round trips per refused delivery (target 1).** Every refused delivery made one claim and never waited for the holder. One that arrived after the winner's commit costs a Lookup and a Rollback (2); one that found the key absent at the same moment as the winner loses at Commit (aborted) and tries once more inside the same claim call: Lookup, Commit, Lookup, Rollback (4). The insert-mutation claim proposed above would make a loser one failed Commit and one Lookup (2), and the plain-Lookup duplicate check one RPC for every delivery that arrives after the commit.",
+			d.p("**Contention, %s: %s round trips per refused delivery (target 1).** Every refused delivery made one claim and never waited for the holder. One that arrived after the winner's insert costs one Lookup; one that found the key absent at the same moment as the winner has its insert refused (ALREADY_EXISTS) and looks the record up again inside the same claim call: Lookup, Commit, Lookup (3).",
 				label(c.Backend), tripRange(c.RefusedTripsMin, c.RefusedTripsMax))
 			d.p("")
 		default:

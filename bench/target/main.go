@@ -10,6 +10,9 @@
 //	POST /gated  push.NewHandler over gate.New(backend): the gateway as a worker
 //	             runs it (claim, body, complete, one log line formatted as JSON
 //	             and discarded, otel no-op)
+//	POST /redsync, POST /redislock  (Redis only) /bare with the function run
+//	             under go-redsync's or bsm/redislock's lock on the message id,
+//	             taken and released: the plain locks the gateway is compared with
 //	GET  /stats  the process's resident memory and heap, and the memory
 //	             backend's record count, as JSON (Stats)
 //	GET  /debug/pprof/…  net/http/pprof, with -pprof
@@ -123,6 +126,7 @@ func run() error {
 	mux.Handle("POST /gated", gated)
 	mux.Handle("POST /bare", bare(nil))
 	mux.Handle("POST /floor", bare(st.Probe))
+	handleLocks(mux, st, cfg.name, cfg.lease)
 	mux.HandleFunc("GET /stats", func(w http.ResponseWriter, _ *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
 		_ = json.NewEncoder(w).Encode(readStats(st))

@@ -18,11 +18,20 @@
 //
 // # Transactions and round trips
 //
-// Every write is one read-write transaction that begins lazily with its read
-// (the client's datastore.BeginLater option): the Lookup carries new_transaction
-// read options and returns the transaction id, so a claim, complete, release or
-// renew costs two RPCs, Lookup then Commit, or Lookup then Rollback when nothing
-// is written (a held, done or stale answer). Inspect is one Lookup.
+// Every write but a claim is one read-write transaction that begins lazily
+// with its read (the client's datastore.BeginLater option): the Lookup carries
+// new_transaction read options and returns the transaction id, so a complete,
+// release or renew costs two RPCs, Lookup then Commit, or Lookup then Rollback
+// when nothing is written (a stale answer). Inspect is one Lookup.
+//
+// A claim first looks the record up outside a transaction (a lookup by key is
+// strongly consistent). A record that refuses the claim (done, failed, unknown,
+// held by another, or the caller's own claim re-affirmed by token) is the
+// answer: one RPC. An absent record is created with a non-transactional insert
+// mutation, which applies only if the entity still does not exist: two RPCs, as
+// in a transaction; an insert that lost the race (ALREADY_EXISTS) looks the
+// record up again, three RPCs for that refusal. Only a claim that takes over a
+// record (expired, or a lapsed lease) runs the transaction, two RPCs more.
 //
 // # Retries and lost commits
 //
@@ -37,7 +46,9 @@
 // A commit that fails any other way may have applied with its answer lost (the
 // client library even retries a Commit that failed with codes.Unavailable, and
 // the service answers the retry of a committed transaction with
-// codes.InvalidArgument). Such a commit is retried as well, and a retry that reads
+// codes.InvalidArgument). Such a commit is retried as well (a claim's
+// non-transactional insert whose answer is lost goes to the transaction, which
+// finds the record with the caller's token), and a retry that reads
 // back exactly the record the lost commit wrote returns that commit's answer: a
 // claim finds its own random claim token and re-affirms its claim, fence
 // unchanged, instead of locking itself out or bumping the fence twice; a complete

@@ -76,9 +76,13 @@ func TestConcurrentClaimsWithAborts(t *testing.T) {
 }
 
 // TestAbortIsNeverAWin: a claim whose every commit aborts is a store error, and
-// no record is left behind.
+// the record is left as it was. (The claim takes over a lapsed lease, so it
+// runs the transaction: a fresh key is a non-transactional insert.)
 func TestAbortIsNeverAWin(t *testing.T) {
 	f := newFixture(t, &datastoregate.Options{MaxAttempts: 3})
+	f.win(t, "k", "t0")
+	f.clock.Advance(2 * time.Minute)
+	f.srv.ResetCounts()
 	f.srv.AbortCommits(3)
 	res, err := f.s.Claim(f.ctx, claimReq("k", "t1"))
 	if !errors.Is(err, datastore.ErrConcurrentTransaction) || res.Status == gate.Won {
@@ -87,11 +91,11 @@ func TestAbortIsNeverAWin(t *testing.T) {
 	if got := f.srv.Count(dsfake.MethodCommit); got != 3 {
 		t.Errorf("%d commits, want 3 (MaxAttempts)", got)
 	}
-	if _, ok, _ := f.s.Inspect(f.ctx, "k"); ok {
-		t.Fatal("an aborted claim left a record")
+	if r, ok, _ := f.s.Inspect(f.ctx, "k"); !ok || r.Fence != 1 || r.ClaimToken != "t0" {
+		t.Fatalf("record after aborted attempts = %+v, %v; want t0's claim at fence 1", r, ok)
 	}
-	if r := f.win(t, "k", "t2"); r.Fence != 1 {
-		t.Fatalf("fence after aborted attempts = %d, want 1", r.Fence)
+	if r := f.win(t, "k", "t2"); r.Fence != 2 {
+		t.Fatalf("fence after aborted attempts = %d, want 2", r.Fence)
 	}
 }
 
@@ -187,13 +191,22 @@ func TestLostCommitResponse(t *testing.T) {
 	}
 }
 
-// TestRoundTrips asserts from the fake's counters that each operation is one
-// begin-later transaction: a Lookup and a Commit or Rollback, never a
-// BeginTransaction.
+// TestRoundTrips asserts from the fake's counters that each write is one
+// begin-later transaction, a Lookup and a Commit or Rollback, never a
+// BeginTransaction; except a claim, which answers a refusal from one Lookup
+// and creates a fresh record with a Lookup and a non-transactional Commit, and
+// runs the transaction only to take over a record.
 func TestRoundTrips(t *testing.T) {
 	type counts = map[string]int
 	won := counts{dsfake.MethodLookup: 1, dsfake.MethodCommit: 1}
 	refused := counts{dsfake.MethodLookup: 1, dsfake.MethodRollback: 1}
+	lookup := counts{dsfake.MethodLookup: 1}
+	done := func(t *testing.T, f *fixture) {
+		r := f.win(t, "k", "a")
+		if ok, err := f.s.Complete(f.ctx, gate.Completion{Key: "k", Fence: r.Fence, TTL: time.Hour}); !ok || err != nil {
+			t.Fatal(ok, err)
+		}
+	}
 	cases := []struct {
 		name  string
 		setup func(t *testing.T, f *fixture)
@@ -205,9 +218,20 @@ func TestRoundTrips(t *testing.T) {
 			return err
 		}, won},
 		{"claim held", func(t *testing.T, f *fixture) { f.win(t, "k", "a") }, func(f *fixture) error {
-			_, err := f.s.Claim(f.ctx, claimReq("k", "b"))
-			return err
-		}, refused},
+			return wantClaim(f, "b", gate.HeldByOther)
+		}, lookup},
+		{"claim done", done, func(f *fixture) error { return wantClaim(f, "b", gate.AlreadyDone) }, lookup},
+		{"claim re-affirmed by its token", func(t *testing.T, f *fixture) { f.win(t, "k", "a") }, func(f *fixture) error {
+			return wantClaim(f, "a", gate.Won)
+		}, lookup},
+		{"claim of a lapsed lease", func(t *testing.T, f *fixture) {
+			f.win(t, "k", "a")
+			f.clock.Advance(2 * time.Minute)
+		}, func(f *fixture) error { return wantClaim(f, "b", gate.Won) }, counts{dsfake.MethodLookup: 2, dsfake.MethodCommit: 1}},
+		{"claim of an expired done record", func(t *testing.T, f *fixture) {
+			done(t, f)
+			f.clock.Advance(2 * time.Hour)
+		}, func(f *fixture) error { return wantClaim(f, "b", gate.Won) }, counts{dsfake.MethodLookup: 2, dsfake.MethodCommit: 1}},
 		{"complete", func(t *testing.T, f *fixture) { f.win(t, "k", "a") }, func(f *fixture) error {
 			_, err := f.s.Complete(f.ctx, gate.Completion{Key: "k", Fence: 1, TTL: time.Hour})
 			return err
@@ -250,10 +274,23 @@ func TestRoundTrips(t *testing.T) {
 	}
 }
 
+// wantClaim claims key k with token and returns an error unless it is answered
+// want.
+func wantClaim(f *fixture, token string, want gate.ClaimStatus) error {
+	res, err := f.s.Claim(f.ctx, claimReq("k", token))
+	if err == nil && res.Status != want {
+		err = fmt.Errorf("claim answered %v, want %v", res.Status, want)
+	}
+	return err
+}
+
 // TestCancelledContext: a context that ends stops the retries and is returned
-// unwrapped.
+// unwrapped. (The claim takes over a lapsed lease, so it runs the transaction
+// whose commit aborts.)
 func TestCancelledContext(t *testing.T) {
 	f := newFixture(t, &datastoregate.Options{RetryBackoff: time.Hour})
+	f.win(t, "k", "old")
+	f.clock.Advance(2 * time.Minute)
 	f.srv.AbortCommits(1)
 	ctx, cancel := context.WithTimeout(f.ctx, 50*time.Millisecond)
 	defer cancel()

@@ -10,9 +10,13 @@ import (
 )
 
 // Claim implements gate.Backend with memgate's rules, judged on the database
-// server's clock. On PostgreSQL and SQLite it is one upsert; when the upsert is
-// refused, one SELECT tells the caller why (held by another, done, failed,
-// unknown, its own claim re-affirmed by token, key reuse or fence exhaustion). On
+// server's clock. On PostgreSQL it is one statement, won or refused: the upsert
+// and, when it refuses, a read of the record that tells the caller why (held by
+// another, done, failed, unknown, its own claim re-affirmed by token, key reuse
+// or fence exhaustion; see claimOrReadPostgres). Only a claim that raced a
+// concurrent one on the same key, and lost, takes a second statement. On SQLite
+// it is one upsert, and when the upsert is refused one SELECT tells why (SQLite's
+// RETURNING returns no unchanged row, and it has no data-modifying WITH). On
 // MySQL/MariaDB it is a short transaction (see claimMySQL). A fingerprint
 // mismatch on a live record returns an error matching gate.ErrKeyReuse; a reclaim
 // past gate.MaxFence one matching gate.ErrFenceExhausted. Other errors are the
@@ -29,9 +33,23 @@ func (s *Store) Claim(ctx context.Context, req gate.ClaimRequest) (gate.ClaimRes
 	}
 	var lastErr error
 	for range maxAttempts {
-		r, after := new(row), int64(0)
-		err := s.queryRow(ctx, nil, s.q.claim,
-			a.key, nullBytes(a.rawKey), a.leaseMs, a.ttlMs, a.token, a.owner, nullBytes(a.fp)).Scan(r.dest(&after)...)
+		r, after, wrote := new(row), int64(0), true
+		var err error
+		if s.dialect == Postgres {
+			err = s.queryRow(ctx, nil, s.q.claimOrRead,
+				a.key, nullBytes(a.rawKey), a.leaseMs, a.ttlMs, a.token, a.owner, nullBytes(a.fp)).Scan(r.dest(&after, &wrote)...)
+		} else {
+			err = s.queryRow(ctx, nil, s.q.claim,
+				a.key, nullBytes(a.rawKey), a.leaseMs, a.ttlMs, a.token, a.owner, nullBytes(a.fp)).Scan(r.dest(&after)...)
+		}
+		if err == nil && !wrote {
+			// Refused, and the statement read the record: tell why.
+			res, next, err := decide(r, after, a)
+			if err != nil || next == nil {
+				return res, err
+			}
+			continue // claimable as the snapshot had it: the upsert lost a race
+		}
 		if err == nil {
 			if r, err = s.freshen(ctx, a, r, after); err != nil {
 				return gate.ClaimResult{}, s.wrapErr(ctx, err, "claim %s: refresh lease", keyq(req.Key))

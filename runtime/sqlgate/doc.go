@@ -12,9 +12,14 @@
 //     UTC_TIMESTAMP(6); SQLite julianday('now')), and is stored as UTC epoch
 //     milliseconds in integer columns. Nothing depends on a session's time zone,
 //     and durations are rounded up to whole milliseconds.
-//   - A claim is one statement on PostgreSQL and SQLite (INSERT … ON CONFLICT DO
-//     UPDATE … WHERE <claimable> RETURNING), followed by one SELECT only when the
-//     upsert was refused, to tell the caller why. MySQL/MariaDB have no
+//   - A claim is one statement on PostgreSQL, won or refused: a data-modifying
+//     WITH runs the upsert (INSERT … ON CONFLICT DO UPDATE … WHERE <claimable>
+//     RETURNING) and, when it refused, reads the record that tells the caller
+//     why; only a claim that lost a race to create the record, which its
+//     statement's snapshot cannot see, adds one SELECT. On SQLite a claim is the
+//     upsert, followed by one SELECT only when it was refused (SQLite's
+//     RETURNING reports no unchanged row and it has no data-modifying WITH; the
+//     SELECT is a call into the embedded engine). MySQL/MariaDB have no
 //     conditional upsert with RETURNING: a fresh key is one INSERT (the server
 //     clock comes back through LAST_INSERT_ID), a refused claim adds one SELECT,
 //     and a reclaim of a lapsed or expired record is a short transaction (SELECT …

@@ -2,7 +2,8 @@ package sqlgate
 
 // queries holds a Store's statements, rendered once for its dialect and table.
 type queries struct {
-	claim          stmt // PostgreSQL, SQLite: the single-statement claim
+	claim          stmt // PostgreSQL, SQLite: the claim upsert (on PostgreSQL, RunTx's)
+	claimOrRead    stmt // PostgreSQL: Claim's, the upsert or the record it refused
 	read           stmt // the record and the server clock
 	lock           stmt // MySQL: the record, row-locked
 	now            stmt // MySQL: the server clock
@@ -52,6 +53,25 @@ WHERE r.fence < {MAX} AND ({EXPIRED_R} OR (
 	AND (excluded.claim_token = '' OR r.claim_token <> excluded.claim_token)
 	AND (excluded.fingerprint IS NULL OR r.fingerprint IS NULL OR r.fingerprint = excluded.fingerprint)))
 RETURNING ` + cols + `, {NOW}`
+
+	// claimOrReadPostgres (PostgreSQL) runs claimUpsert and, in the same
+	// statement, reads the record when the upsert refused it, so a refused claim
+	// is one round trip. Its last column tells which branch answered: true, the
+	// row the upsert wrote and the clock after the write; false, the record as
+	// the statement's snapshot holds it and the clock after the upsert. The read
+	// sees the snapshot taken when the statement began (READ COMMITTED gives
+	// each statement one snapshot, shared by its WITH queries; PostgreSQL manual,
+	// "WITH Queries", data-modifying statements), so it may see an older version
+	// of the record than the one the upsert refused, or none when a concurrent
+	// claim created it after the statement began. Either is safe: the caller
+	// judges the row it read with memgate's rules; a record that refuses at the
+	// later clock refused at the snapshot too (leases and expiries only lapse),
+	// so the answer is a true refusal at the statement's start, and a row that
+	// looks claimable, or no row, sends the caller round again.
+	claimOrReadPostgres = `WITH c AS (` + claimUpsert + `)
+SELECT c.*, true FROM c
+UNION ALL
+SELECT ` + cols + `, {NOW}, false FROM {T} WHERE {K} = $1 AND NOT EXISTS (SELECT 1 FROM c)`
 
 	readRecord = `SELECT ` + cols + `, {NOW} FROM {T} WHERE {K} = $1`
 	lockRecord = `SELECT ` + cols + ` FROM {T} WHERE {K} = $1 FOR UPDATE`
@@ -127,6 +147,7 @@ func buildQueries(d Dialect, table string) queries {
 		q.purge = r(purgeMySQL)
 	case Postgres:
 		q.claim = r(claimUpsert)
+		q.claimOrRead = r(claimOrReadPostgres)
 		q.refresh = r(refreshLeaseRow)
 		q.advance = r(advanceUpsert)
 		q.purge = r(purgePostgres)

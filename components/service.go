@@ -136,6 +136,12 @@ type RedisBackendArgs struct {
 	// Tier of a created instance: STANDARD_HA (the default when empty, a
 	// replica survives a zone failure) or BASIC.
 	Tier string
+	// Version of a created instance: REDIS_7_0 or REDIS_7_2 (the default when
+	// empty). The runtime's record format needs Redis 7.0 or later
+	// (redisgate.MinServerVersion) and refuses an older server at start-up.
+	// Source: Memorystore for Redis "Supported versions",
+	// https://cloud.google.com/memorystore/docs/redis/supported-versions
+	Version string
 }
 
 // SQLBackendArgs configure the SQL backend.
@@ -323,6 +329,11 @@ func (args *ServiceArgs) validate(name string) (serviceSpec, error) {
 		case "", "STANDARD_HA", "BASIC":
 		default:
 			return fail("Backend.Redis.Tier %q is not one of STANDARD_HA, BASIC", b.Redis.Tier)
+		}
+		switch b.Redis.Version {
+		case "", "REDIS_7_0", "REDIS_7_2":
+		default:
+			return fail("Backend.Redis.Version %q is not one of REDIS_7_0, REDIS_7_2 (the runtime needs Redis 7.0 or later)", b.Redis.Version)
 		}
 	case b.SQL != nil:
 		s.backend = "sql"
@@ -537,18 +548,22 @@ func NewService(ctx *pulumi.Context, name string, args *ServiceArgs, opts ...pul
 // newMemorystore creates a Memorystore for Redis instance on the service's
 // VPC network and a secret holding its redis:// URL with the AUTH string.
 func newMemorystore(ctx *pulumi.Context, name string, args *ServiceArgs, r *RedisBackendArgs, opts pulumi.ResourceOption) (SecretRef, error) {
-	size, tier := r.MemorySizeGB, r.Tier
+	size, tier, version := r.MemorySizeGB, r.Tier, r.Version
 	if size == 0 {
 		size = 1
 	}
 	if tier == "" {
 		tier = "STANDARD_HA"
 	}
+	if version == "" {
+		version = "REDIS_7_2"
+	}
 	inst, err := redis.NewInstance(ctx, name+"-redis", &redis.InstanceArgs{
 		Project:           args.Project,
 		Region:            args.Region,
 		Tier:              pulumi.String(tier),
 		MemorySizeGb:      pulumi.Int(size),
+		RedisVersion:      pulumi.String(version),
 		AuthorizedNetwork: args.VPC.Network,
 		ConnectMode:       pulumi.String("DIRECT_PEERING"),
 		AuthEnabled:       pulumi.Bool(true),

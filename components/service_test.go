@@ -228,6 +228,7 @@ func TestServiceRedis(t *testing.T) {
 	wantStr(t, inst, "redisConfigs.maxmemory-policy", "noeviction")
 	wantStr(t, inst, "authorizedNetwork", "projects/acme-prod/global/networks/default")
 	wantStr(t, inst, "tier", "STANDARD_HA")
+	wantStr(t, inst, "redisVersion", "REDIS_7_2")
 	wantStr(t, inst, "connectMode", "DIRECT_PEERING")
 	if v := get(t, inst, "authEnabled"); !v.BoolValue() {
 		t.Errorf("authEnabled = %v", v)
@@ -349,6 +350,7 @@ func TestServiceRefuses(t *testing.T) {
 		{"redis without vpc", func(a *ServiceArgs) { a.Backend.Redis = &RedisBackendArgs{} }, "Backend.Redis needs VPC"},
 		{"redis tier", func(a *ServiceArgs) { a.VPC, a.Backend.Redis = vpc, &RedisBackendArgs{Tier: "PREMIUM"} }, `Tier "PREMIUM"`},
 		{"redis size", func(a *ServiceArgs) { a.VPC, a.Backend.Redis = vpc, &RedisBackendArgs{MemorySizeGB: -1} }, "MemorySizeGB -1"},
+		{"redis version", func(a *ServiceArgs) { a.VPC, a.Backend.Redis = vpc, &RedisBackendArgs{Version: "REDIS_6_X"} }, "Version \"REDIS_6_X\" is not one of REDIS_7_0, REDIS_7_2"},
 		{"two backends", func(a *ServiceArgs) {
 			a.VPC, a.Backend.Redis, a.Backend.SQL = vpc, &RedisBackendArgs{}, &SQLBackendArgs{}
 		}, "exclude each other"},

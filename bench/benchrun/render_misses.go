@@ -36,7 +36,7 @@ func missOverhead(d *doc, r *Results) int {
 		overheadC, pct(ratio), us(g), us(budget), overheadFactor, us(bare.P50), us(floor.P50-bare.P50))
 	d.p("")
 	if s := r.RedisScripts; s != nil && s.EvalshaCalls > 0 {
-		d.p("- *The store work is heavier than a PING.* The round-trip count is at the floor (2 per fresh message, 1 per duplicate: see Round trips), but each is a Lua script that reads the server clock, reads and writes a hash and sets its expiry: %.1f µs of Redis's time per EVALSHA against %.2f µs per PING. Redis runs one command at a time, so at concurrency %d the requests also wait for each other's scripts.",
+		d.p("- *The store work is heavier than a PING.* The round-trip count is at the floor (2 per fresh message, 1 per duplicate: see Round trips), but each is a Lua script that reads and writes the record string and sets its expiry: %.1f µs of Redis's time per EVALSHA against %.2f µs per PING. Redis runs one command at a time, so at concurrency %d the requests also wait for each other's scripts.",
 			s.EvalshaUsecPerCall, s.PingUsecPerCall, overheadC)
 	}
 	if mb, _, mg, ok := overheadRow(r, "memory", overheadC).runs(); ok {

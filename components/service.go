@@ -61,7 +61,7 @@ type ServiceArgs struct {
 	// .../memory-limits
 	CPU, Memory string
 	// HealthPath, when set, adds an HTTP startup and liveness probe on it
-	// (the reference worker serves GET /healthz). Empty keeps Cloud Run's
+	// (gateenv's Config.Serve answers GET /healthz). Empty keeps Cloud Run's
 	// default TCP startup probe. Source: Cloud Run "Configure container
 	// health checks", https://cloud.google.com/run/docs/configuring/healthchecks
 	HealthPath string

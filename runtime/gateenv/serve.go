@@ -44,7 +44,17 @@ type ServeOptions struct {
 	Signals []os.Signal
 	// Logger receives the start and stop lines. Default: the gate's logger.
 	Logger *slog.Logger
+	// HealthPath is the path Serve answers itself, 200 "ok" to GET and HEAD
+	// (no token needed), for Cloud Run's startup and liveness probes: the
+	// components' HealthPath defaults to the same DefaultHealthPath. Empty
+	// means DefaultHealthPath; "-" passes every request to the handler (for a
+	// handler that serves a health check of its own).
+	HealthPath string
 }
+
+// DefaultHealthPath is the health-check path Serve answers by default, the
+// one the Pulumi components' probes use.
+const DefaultHealthPath = "/healthz"
 
 // Timeouts are the HTTP server timeouts Serve derives from a plan.
 type Timeouts struct {
@@ -138,6 +148,7 @@ func (c *Config) Serve(ctx context.Context, h http.Handler, opts *ServeOptions) 
 			return fmt.Errorf("gateenv: serve: %w", err)
 		}
 	}
+	h = health(h, o.HealthPath)
 	ctx, stop := signal.NotifyContext(ctx, o.Signals...)
 	defer stop()
 	ln := o.Listener
@@ -183,6 +194,28 @@ func (c *Config) Serve(ctx context.Context, h http.Handler, opts *ServeOptions) 
 	}
 	o.Logger.Info("oncegate: drained and stopped")
 	return nil
+}
+
+// health answers GET and HEAD of path (DefaultHealthPath when empty; none
+// when "-") with 200 "ok" and passes every other request to h.
+func health(h http.Handler, path string) http.Handler {
+	switch path {
+	case "-":
+		return h
+	case "":
+		path = DefaultHealthPath
+	}
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == path && (r.Method == http.MethodGet || r.Method == http.MethodHead) {
+			w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+			w.WriteHeader(http.StatusOK)
+			if r.Method == http.MethodGet {
+				_, _ = io.WriteString(w, "ok\n")
+			}
+			return
+		}
+		h.ServeHTTP(w, r)
+	})
 }
 
 // bodyDeadline gives each request's body d to arrive, from the end of its

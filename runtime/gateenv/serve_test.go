@@ -274,6 +274,28 @@ func TestServeEmptySignalsMeansDefault(t *testing.T) {
 	}
 }
 
+// TestServeAnswersHealth: Serve answers GET /healthz itself, so a handler
+// built from the quickstart (a push handler that refuses GET with 405) passes
+// the components' default startup and liveness probes.
+func TestServeAnswersHealth(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	addr, done, _ := serving(t, ctx, http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		w.WriteHeader(http.StatusMethodNotAllowed)
+	}))
+	resp, err := http.Get("http://" + addr + gateenv.DefaultHealthPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_ = resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		t.Errorf("GET %s = %d, want 200", gateenv.DefaultHealthPath, resp.StatusCode)
+	}
+	cancel()
+	if err := <-done; err != nil {
+		t.Errorf("Serve = %v", err)
+	}
+}
+
 // TestServeStalledPushBodyIsANack: a push whose body stalls past Serve's read
 // deadline is answered 503 "read-failed" (a nack, redelivered), not 400
 // "malformed" (dead-lettered), and runs nothing.

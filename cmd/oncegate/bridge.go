@@ -34,7 +34,9 @@ With PUBSUB_EMULATOR_HOST set it first checks that the emulator answers within
 on the emulator, topic T, the subscription (ack deadline, retry policy and
 dead-letter policy from the ONCEGATE_* plan in the environment, as the components
 size them), the dead-letter topic T-dlq and its pull subscription T-dlq.`,
-		Example: `  PUBSUB_EMULATOR_HOST=localhost:8085 oncegate bridge --project demo \
+		Example: `  # --create-topic sizes the subscription from the same ONCEGATE_* plan as the worker
+  PUBSUB_EMULATOR_HOST=localhost:8085 ONCEGATE_LEASE=60s ONCEGATE_HEARTBEAT=20s \
+    ONCEGATE_WORK_DEADLINE=60s oncegate bridge --project demo \
     --subscription orders-push --endpoint http://localhost:8080/ --create-topic orders`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {

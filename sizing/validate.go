@@ -90,17 +90,17 @@ func (c *checker) ranges(r Plan) {
 	switch {
 	case r.AckDeadline < 0:
 	case r.AckDeadline < AckDeadlineMin:
-		c.add("AckDeadline", "Subscription ack deadline must be 10s–600s (got %s); raise it or leave zero for the default", fmtDur(r.AckDeadline))
+		c.add("AckDeadline", "Subscription ack deadline must be 10s–600s (got %s); raise it or leave zero for the default", inSeconds(r.AckDeadline))
 	case r.AckDeadline > AckDeadlineMax:
-		c.add("AckDeadline", "Subscription ack deadline must be 10s–600s (got %s); lower it or leave zero for the default", fmtDur(r.AckDeadline))
+		c.add("AckDeadline", "Subscription ack deadline must be 10s–600s (got %s); lower it or leave zero for the default", inSeconds(r.AckDeadline))
 	case r.AckDeadline%time.Second != 0:
 		c.add("AckDeadline", "Subscription ack deadline must be whole seconds (got %s); use %s", fmtDur(r.AckDeadline), fmtDur(ceilSecond(r.AckDeadline)))
 	}
 	if r.MinBackoff > RetryBackoffMax {
-		c.add("MinBackoff", "Retry policy minimum backoff must be 0s–600s (got %s); lower it or leave zero for the default 10s", fmtDur(r.MinBackoff))
+		c.add("MinBackoff", "Retry policy minimum backoff must be 0s–600s (got %s); lower it or leave zero for the default 10s", inSeconds(r.MinBackoff))
 	}
 	if r.MaxBackoff > RetryBackoffMax {
-		c.add("MaxBackoff", "Retry policy maximum backoff must be 0s–600s (got %s); lower it or leave zero for the default 600s", fmtDur(r.MaxBackoff))
+		c.add("MaxBackoff", "Retry policy maximum backoff must be 0s–600s (got %s); lower it or leave zero for the default 600s", inSeconds(r.MaxBackoff))
 	}
 	if r.MinBackoff > 0 && r.MaxBackoff > 0 && r.MinBackoff <= RetryBackoffMax && r.MaxBackoff <= RetryBackoffMax && r.MinBackoff > r.MaxBackoff {
 		c.add("MaxBackoff", "Retry policy minimum backoff %s exceeds the maximum backoff %s; raise the maximum to at least %s or lower the minimum", fmtDur(r.MinBackoff), fmtDur(r.MaxBackoff), fmtDur(r.MinBackoff))
@@ -113,7 +113,7 @@ func (c *checker) ranges(r Plan) {
 		c.add("MaxDeliveryAttempts", "Dead-letter max delivery attempts must be 5–100 (got %d); lower it or leave zero to size it", n)
 	}
 	if r.RequestTimeout > RequestTimeoutMax {
-		c.add("RequestTimeout", "Cloud Run request timeout must be at most 3600s (got %s); lower it or leave zero for the default", fmtDur(r.RequestTimeout))
+		c.add("RequestTimeout", "Cloud Run request timeout must be at most 3600s (got %s); lower it or leave zero for the default", inSeconds(r.RequestTimeout))
 	}
 	if r.StoreTimeout > 0 && r.StoreTimeout < MinStoreTimeout {
 		c.add("StoreTimeout", "Store timeout must be at least %s (got %s), or every store call of a healthy store times out; raise it or leave zero for the default %s", fmtDur(MinStoreTimeout), fmtDur(r.StoreTimeout), fmtDur(DefaultStoreTimeout))
@@ -268,4 +268,15 @@ func (c *checker) horizon(r Plan) {
 		fix += ", or " + a
 	}
 	c.addInv(4, "TTL", "TTL %s must be at least %s, or a late redelivery finds the done record expired and runs the work again (invariant 4); raise the TTL to at least %s%s", fmtDur(r.TTL), what, fmtUp(need), fix)
+}
+
+// inSeconds formats d as fmtDur does, with its length in seconds added when
+// that reads differently ("20m = 1200s"), for ranges Google's docs state in
+// seconds.
+func inSeconds(d time.Duration) string {
+	s := fmtDur(d)
+	if d >= time.Minute && d%time.Second == 0 {
+		s += fmt.Sprintf(" = %ds", int64(d/time.Second))
+	}
+	return s
 }

@@ -50,7 +50,7 @@ func TestValidateBoundaries(t *testing.T) {
 			"Subscription ack deadline must be 10s–600s (got 9s); raise it or leave zero for the default"},
 		{"ack 10s", Plan{Lease: 60 * s, WorkDeadline: 4 * s, AckDeadline: 10 * s}, nil, ""},
 		{"ack 600s", with(func(p *Plan) { p.AckDeadline = 600 * s }), nil, ""},
-		{"ack 601s", with(func(p *Plan) { p.AckDeadline = 601 * s }), []string{"AckDeadline"}, "(got 10m1s); lower it"},
+		{"ack 601s", with(func(p *Plan) { p.AckDeadline = 601 * s }), []string{"AckDeadline"}, "(got 10m1s = 601s); lower it"},
 		{"ack fractional", with(func(p *Plan) { p.AckDeadline = 60*s + 500*time.Millisecond }), []string{"AckDeadline"}, "must be whole seconds (got 1m0.5s); use 1m1s"},
 
 		// Retry policy backoffs 0–600s, min ≤ max.

@@ -142,7 +142,7 @@ backend's address (ONCEGATE_SQL_DSN, ONCEGATE_REDIS_ADDR or GOOGLE_CLOUD_PROJECT
 ONCEGATE_NAMESPACE. The status says what a delivery of the key would meet now: held (a
 live lease), free (released or lapsed), done, failed or unknown; a key with no record
 is an error (exit 1), or {"key": …, "status": "absent"} with --json.`,
-		Args: cobra.ExactArgs(1),
+		Args: oneKey,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return withBackend(cmd, "inspect records", func(cfg *gateenv.Config, in gate.Backend) error {
 				key := storedKey(cfg, args[0], raw)
@@ -154,7 +154,7 @@ is an error (exit 1), or {"key": …, "status": "absent"} with --json.`,
 				case !ok && asJSON:
 					return writeJSON(cmd, map[string]any{"key": key, "status": StatusAbsent})
 				case !ok:
-					return fmt.Errorf("inspect %q: %w (no record: the next claim runs it with fence 1)", key, gate.ErrNotFound)
+					return fmt.Errorf("inspect %q: %w: a delivery of it now would claim it and run with fence 1", key, gate.ErrNotFound)
 				case asJSON:
 					return writeJSON(cmd, toJSON(r, time.Now()))
 				}
@@ -235,7 +235,7 @@ func newResolveCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "resolve KEY (--done | --retry)",
 		Short: "Resolve an unknown record: the effect happened (--done) or must run again (--retry)",
-		Args:  cobra.ExactArgs(1),
+		Args:  oneKey,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if done == retry {
 				return errors.New("resolve: give exactly one of --done (the effect happened) or --retry (run it again)")
@@ -267,7 +267,7 @@ above every token handed out before the store lost data (a Redis failover withou
 persistence, a restored backup). Read N from your fenced sinks: the highest fence they
 accepted for the key. It never lowers a fence, so running it twice is harmless. N must be
 below the largest fence (2^53-1): at that fence no further claim could be granted.`,
-		Args: cobra.ExactArgs(1),
+		Args: oneKey,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if atLeast < 1 || atLeast >= gate.MaxFence {
 				return fmt.Errorf("advance-fence: --at-least %d: want a fence from 1 to %d (gate.MaxFence %d less one, so the next claim still gets a fence)",
@@ -318,4 +318,14 @@ func newPurgeCmd() *cobra.Command {
 	}
 	cmd.Flags().IntVar(&limit, "limit", 0, "at most this many (0: all)")
 	return cmd
+}
+
+// oneKey accepts exactly one KEY argument: the idempotency key as the handler
+// derived it, without the namespace (unless --raw).
+func oneKey(cmd *cobra.Command, args []string) error {
+	if len(args) == 1 {
+		return nil
+	}
+	return fmt.Errorf("%s: want one KEY argument, the idempotency key as the handler derived it (without ONCEGATE_NAMESPACE's prefix), got %d; usage: oncegate %s",
+		cmd.Name(), len(args), cmd.Use)
 }

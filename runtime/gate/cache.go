@@ -29,7 +29,7 @@ func newTerminalCache(size int) *terminalCache {
 	return &terminalCache{size: size, order: list.New(), byKey: map[string]*list.Element{}}
 }
 
-// get returns the cached terminal record of key, if fresh at now.
+// get returns a copy of the cached terminal record of key, if fresh at now.
 func (c *terminalCache) get(key string, now time.Time) (Record, bool) {
 	if c == nil {
 		return Record{}, false
@@ -47,7 +47,9 @@ func (c *terminalCache) get(key string, now time.Time) (Record, bool) {
 		return Record{}, false
 	}
 	c.order.MoveToFront(el)
-	return e.rec, true
+	rec := e.rec // the caller's own: it reaches Do's decoder, Result and RecordError
+	rec.Result, rec.Fingerprint = bytes.Clone(rec.Result), bytes.Clone(rec.Fingerprint)
+	return rec, true
 }
 
 // put caches rec until until; non-terminal records are ignored.

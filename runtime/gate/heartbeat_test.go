@@ -88,3 +88,47 @@ func TestWorkDeadlineBoundsBody(t *testing.T) {
 		t.Fatalf("err = %v, want a *BodyError carrying the body's deadline", err)
 	}
 }
+
+// hangingRenew is a store whose renewals hang until their context ends (a
+// dead connection), and says when one is under way.
+type hangingRenew struct {
+	*memgate.Store
+	renewing chan struct{}
+}
+
+func (h *hangingRenew) Renew(ctx context.Context, key string, fence int64, lease, ttl time.Duration) (bool, error) {
+	select {
+	case h.renewing <- struct{}{}:
+	default:
+	}
+	<-ctx.Done()
+	return false, ctx.Err()
+}
+
+// TestBodyEndCutsAHangingRenewal: a body that returns while a renewal hangs
+// is recorded at once. The heartbeat's stop used to wait for the renewal,
+// which is bounded only by the time left on the lease, so the complete came
+// up to a whole lease late: past the ack deadline, and after the lease it
+// relies on had lapsed.
+func TestBodyEndCutsAHangingRenewal(t *testing.T) {
+	b := &hangingRenew{Store: memgate.New(nil), renewing: make(chan struct{}, 1)}
+	const lease = 30 * time.Second
+	g, err := gate.New(b, &gate.Options{Lease: lease, Heartbeat: 20 * time.Millisecond, WorkDeadline: lease - time.Second, Logger: quiet})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var returned time.Time
+	res := g.Run(context.Background(), gate.VerbLock, "k", func(ctx context.Context, _ gate.Claim) error {
+		select {
+		case <-b.renewing:
+		case <-ctx.Done():
+			return errors.New("no renewal was sent")
+		}
+		returned = time.Now()
+		return nil
+	})
+	// Generous for a loaded machine; the hanging renewal alone takes ~29 s.
+	if late := time.Since(returned); res.Outcome != gate.OutcomeRan || late > 10*time.Second {
+		t.Fatalf("outcome %v (%v) %s after the body returned; want ran at once, not after the hanging renewal", res.Outcome, res.Err, late.Round(time.Millisecond))
+	}
+}

@@ -1,6 +1,7 @@
 package gate_test
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"sync/atomic"
@@ -208,5 +209,48 @@ func TestSealedResultsRotationAndTampering(t *testing.T) {
 	_, _ = s.Complete(ctx, gate.Completion{Key: "pay:tampered", Fence: r.Record.Fence, TTL: time.Hour, Result: bad})
 	if v, _, err := gate.Do(ctx, g2, gate.Call{Key: "tampered"}, nothing); !errors.Is(err, gate.ErrSealedResult) || v != (receipt{}) {
 		t.Fatalf("tampered: %+v, %v, want ErrSealedResult and no value", v, err)
+	}
+}
+
+// rawCodec stores a []byte result as is and decodes without a copy, as a
+// codec for opaque bytes may.
+type rawCodec struct{}
+
+func (rawCodec) Marshal(v any) ([]byte, error) { return v.([]byte), nil }
+func (rawCodec) Unmarshal(data []byte, v any) error {
+	*v.(*[]byte) = data
+	return nil
+}
+
+// TestTerminalCacheHandsOutCopies: what a cached duplicate answers (Do's
+// decoded value, Run's Record, a RecordError's Record) is the caller's own,
+// so a caller that changes it changes no later duplicate's answer.
+func TestTerminalCacheHandsOutCopies(t *testing.T) {
+	g := newGate(t, memgate.New(nil), gate.Options{CacheSize: 16, Codec: rawCodec{}})
+	ctx := context.Background()
+	want := []byte("receipt-1")
+	fn := func(context.Context, gate.Claim) ([]byte, error) { return bytes.Clone(want), nil }
+	for range 2 { // the first runs, the second caches the store's done record
+		if _, _, err := gate.Do(ctx, g, gate.Call{Key: "k"}, fn); err != nil {
+			t.Fatal(err)
+		}
+	}
+	v, executed, err := gate.Do(ctx, g, gate.Call{Key: "k"}, fn)
+	if err != nil || executed || !bytes.Equal(v, want) {
+		t.Fatalf("cached duplicate = %q %v %v", v, executed, err)
+	}
+	v[0] = 'X'
+	res := g.Run(ctx, gate.VerbLock, "k", ok)
+	if res.Outcome != gate.OutcomeDuplicate || !bytes.Equal(res.Record.Result, want) {
+		t.Fatalf("after a caller changed its value: Run = %v, Record.Result %q; want duplicate, %q", res.Outcome, res.Record.Result, want)
+	}
+	res.Record.Result[1] = 'X'
+	var re *gate.RecordError
+	if err := g.Lock(ctx, "k", ok); !errors.As(err, &re) || !bytes.Equal(re.Record.Result, want) {
+		t.Fatalf("after a caller changed Run's Record: Lock = %v; want a duplicate holding %q", err, want)
+	}
+	re.Record.Result[2] = 'X'
+	if v, _, err := gate.Do(ctx, g, gate.Call{Key: "k"}, fn); err != nil || !bytes.Equal(v, want) {
+		t.Fatalf("after a caller changed a RecordError's Record: Do = %q, %v; want %q", v, err, want)
 	}
 }

@@ -158,12 +158,14 @@ func OutcomeOf(err error) Outcome {
 	switch {
 	case err == nil:
 		return OutcomeRan
+	case errors.As(err, &be):
+		// First: a body's error may wrap a gate sentinel of its own (a nested
+		// Lock's ErrDuplicate), which says nothing about this call.
+		return bodyOutcome(be.Err)
 	case errors.Is(err, ErrDuplicate):
 		return OutcomeDuplicate
 	case errors.Is(err, ErrInProgress):
 		return OutcomeInProgress
-	case errors.As(err, &be):
-		return bodyOutcome(be.Err)
 	case errors.Is(err, ErrFailed):
 		return OutcomePermanent
 	case errors.Is(err, ErrNotRecorded):

@@ -3,6 +3,7 @@ package gate_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"log/slog"
 	"testing"
 
@@ -164,5 +165,36 @@ func markUnknown(t *testing.T, f *fixture) {
 	holdElsewhere(t, f)
 	if ok, err := f.store.MarkUnknown(context.Background(), "ns:k", 1); err != nil || !ok {
 		t.Fatal(ok, err)
+	}
+}
+
+// TestBodyErrorWrappingAGateSentinel checks that a body whose error wraps one
+// of the gate's own sentinels (a nested Lock's ErrDuplicate or ErrInProgress,
+// returned as is) is still a body failure: OutcomeOf, which pull and direct
+// callers use, must agree with Run, which push uses, and never ack a body that
+// failed and released its claim.
+func TestBodyErrorWrappingAGateSentinel(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		err  error
+		want gate.Outcome
+	}{
+		{"duplicate", fmt.Errorf("step 2: %w", gate.ErrDuplicate), gate.OutcomeBodyFailed},
+		{"in-progress", fmt.Errorf("step 2: %w", gate.ErrInProgress), gate.OutcomeBodyFailed},
+		{"record error", &gate.RecordError{Err: gate.ErrDuplicate}, gate.OutcomeBodyFailed},
+		{"permanent duplicate", gate.Permanent(fmt.Errorf("step 2: %w", gate.ErrDuplicate)), gate.OutcomePermanent},
+	} {
+		for _, verb := range []gate.Verb{gate.VerbLock, gate.VerbMutex} {
+			t.Run(fmt.Sprintf("%s/verb%d", tc.name, verb), func(t *testing.T) {
+				f := newFixture(t, gate.Options{Namespace: "ns"})
+				res := f.gate.Run(context.Background(), verb, "k", func(context.Context, gate.Claim) error { return tc.err })
+				if res.Outcome != tc.want || gate.OutcomeOf(res.Err) != tc.want {
+					t.Fatalf("Run's outcome %v, OutcomeOf(Err) %v (Err %v); want %v for both", res.Outcome, gate.OutcomeOf(res.Err), res.Err, tc.want)
+				}
+			})
+		}
+		if got := gate.OutcomeOf(&gate.BodyError{Key: "k", Err: tc.err}); got != tc.want {
+			t.Errorf("%s: OutcomeOf(*BodyError) = %v, want %v", tc.name, got, tc.want)
+		}
 	}
 }

@@ -37,8 +37,8 @@ func NewAdmin(ctx context.Context, opts *Options) (*Config, error) {
 		errs = append(errs, err)
 	}
 	name := get(EnvBackend)
-	open, ok := o.Backends[name]
-	if !ok {
+	open := o.Backends[name]
+	if open == nil { // absent, or taken out of a copy of Backends() with nil
 		errs = append(errs, backendError(name, o.Backends))
 	}
 	ttl := gate.DefaultTTL

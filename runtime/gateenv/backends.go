@@ -80,8 +80,16 @@ func Backends() map[string]Opener {
 	return maps.Clone(registry)
 }
 
+// names returns the backends m offers (a nil opener offers none), sorted.
 func names(m map[string]Opener) []string {
-	return slices.Sorted(maps.Keys(m))
+	var out []string
+	for name, open := range m {
+		if open != nil {
+			out = append(out, name)
+		}
+	}
+	slices.Sort(out)
+	return out
 }
 
 // backendError is the error for an ONCEGATE_BACKEND value that reg lacks: a

@@ -137,3 +137,54 @@ func TestDatastore(t *testing.T) {
 		t.Errorf("reserved kind: %v", err)
 	}
 }
+
+// TestRedisAddrErrorChainHidesPassword: a malformed ONCEGATE_REDIS_ADDR is
+// refused with an error none of whose wrapped errors quotes the password
+// (net/url's *url.Error and net's *net.AddrError quote their input whole), so
+// a logger or error reporter that walks the chain, or errors.As to a
+// *url.Error, never sees it.
+func TestRedisAddrErrorChainHidesPassword(t *testing.T) {
+	const pw = "Pw0rdSecret"
+	for _, v := range []string{
+		"redis://u:" + pw + "@h:port/0",     // url.Parse: invalid port
+		"rediss://:" + pw + "@h:6379/0\x7f", // url.Parse: control character
+		"REDIS://u:" + pw + "@h:6379",       // not a URL prefix: a host list
+		"u:" + pw + "@h:6379",               // host:port with user information
+		"h1:1,u:" + pw + "@h2:x",            // in a Cluster list
+		"redis://u:" + pw + "@[::1:6379/0",  // url.Parse: bad IPv6 literal
+	} {
+		ctx, cancel := context.WithCancel(context.Background())
+		cancel() // nothing is dialled
+		_, err := gateenv.New(ctx, &gateenv.Options{Getenv: valid.with("ONCEGATE_BACKEND", "redis", "ONCEGATE_REDIS_ADDR", v).get})
+		var ee *sizing.EnvError
+		if !errors.As(err, &ee) || ee.Var != gateenv.EnvRedisAddr {
+			t.Errorf("%q: err = %v, want a *sizing.EnvError naming %s", v, err, gateenv.EnvRedisAddr)
+			continue
+		}
+		for _, e := range errorChain(err) {
+			if strings.Contains(e.Error(), pw) {
+				t.Errorf("%q: a wrapped %T shows the password: %q", v, e, e.Error())
+			}
+		}
+	}
+}
+
+// errorChain returns err and every error it wraps, through Unwrap() error
+// and Unwrap() []error.
+func errorChain(err error) []error {
+	var out []error
+	for queue := []error{err}; len(queue) > 0; queue = queue[1:] {
+		e := queue[0]
+		if e == nil {
+			continue
+		}
+		out = append(out, e)
+		switch u := e.(type) {
+		case interface{ Unwrap() error }:
+			queue = append(queue, u.Unwrap())
+		case interface{ Unwrap() []error }:
+			queue = append(queue, u.Unwrap()...)
+		}
+	}
+	return out
+}

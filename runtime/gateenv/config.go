@@ -29,7 +29,8 @@ const (
 type Options struct {
 	// Getenv reads a variable. Default os.Getenv.
 	Getenv func(string) string
-	// Backends maps ONCEGATE_BACKEND values to openers. Default Backends().
+	// Backends maps ONCEGATE_BACKEND values to openers; a name whose opener is
+	// nil is not offered. Default Backends().
 	Backends map[string]Opener
 	// Logger goes into the gate options and receives one info line describing
 	// the configuration. Default slog.Default().
@@ -102,8 +103,8 @@ func New(ctx context.Context, opts *Options) (*Config, error) {
 			Gate: gate.Options{Namespace: ns, Logger: o.Logger}}, nil
 	}
 	name := get(EnvBackend)
-	open, ok := o.Backends[name]
-	if !ok {
+	open := o.Backends[name]
+	if open == nil { // absent, or taken out of a copy of Backends() with nil
 		errs = append(errs, backendError(name, o.Backends))
 	}
 	if o.readPlan == nil {

@@ -106,3 +106,40 @@ func TestRegister(t *testing.T) {
 		}()
 	}
 }
+
+// TestNilOpenerInBackends: a Backends map whose entry for the chosen backend
+// is nil (reg["sql"] = nil, a natural way to take a backend out of a copy of
+// Backends()) is refused as a backend that is not linked, by New and
+// NewAdmin, instead of calling the nil opener.
+func TestNilOpenerInBackends(t *testing.T) {
+	reg := gateenv.Backends()
+	reg["sql"] = nil
+	reg["custom"] = nil
+	for _, name := range []string{"sql", "custom"} {
+		e := valid.with("ONCEGATE_BACKEND", name)
+		for fn, open := range map[string]func() error{
+			"New": func() error {
+				_, err := gateenv.New(context.Background(), &gateenv.Options{Getenv: e.get, Backends: reg})
+				return err
+			},
+			"NewAdmin": func() error {
+				_, err := gateenv.NewAdmin(context.Background(), &gateenv.Options{Getenv: e.get, Backends: reg})
+				return err
+			},
+		} {
+			var err error
+			func() {
+				defer func() {
+					if p := recover(); p != nil {
+						t.Fatalf("%s, backend %q with a nil opener panicked: %v", fn, name, p)
+					}
+				}()
+				err = open()
+			}()
+			var ee *sizing.EnvError
+			if !errors.As(err, &ee) || ee.Var != gateenv.EnvBackend || strings.Contains(ee.Want, name) {
+				t.Errorf("%s, backend %q with a nil opener: err = %v, want a *sizing.EnvError naming %s that does not list it as linked", fn, name, err, gateenv.EnvBackend)
+			}
+		}
+	}
+}

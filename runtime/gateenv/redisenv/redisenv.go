@@ -12,6 +12,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"net/url"
 	"strconv"
 	"strings"
 
@@ -47,7 +48,7 @@ func Open(ctx context.Context, getenv func(string) string) (gate.Backend, func()
 	if strings.HasPrefix(v, "redis://") || strings.HasPrefix(v, "rediss://") {
 		opt, err := redis.ParseURL(v)
 		if err != nil {
-			return nil, nil, &sizing.EnvError{Var: gateenv.EnvRedisAddr, Value: redact.DSN(v), Want: addrForm, Err: err}
+			return nil, nil, &sizing.EnvError{Var: gateenv.EnvRedisAddr, Value: redact.DSN(v), Want: addrForm, Err: withheld(err)}
 		}
 		c = redis.NewClient(opt)
 	} else {
@@ -100,9 +101,24 @@ func parseAddrs(v string) ([]string, error) {
 			}
 		}
 		if err != nil {
-			return nil, &sizing.EnvError{Var: gateenv.EnvRedisAddr, Value: redact.DSN(v), Want: addrForm, Err: err}
+			return nil, &sizing.EnvError{Var: gateenv.EnvRedisAddr, Value: redact.DSN(v), Want: addrForm, Err: withheld(err)}
 		}
 		addrs = append(addrs, a)
 	}
 	return addrs, nil
+}
+
+// withheld drops the input that a parse error quotes whole (net/url's
+// *url.Error, net's *net.AddrError), since it holds the password: the error
+// keeps only what went wrong.
+func withheld(err error) error {
+	var ue *url.Error
+	if errors.As(err, &ue) {
+		return ue.Err
+	}
+	var ae *net.AddrError
+	if errors.As(err, &ae) {
+		return errors.New(ae.Err)
+	}
+	return err
 }

@@ -20,7 +20,7 @@ import (
 type Keeper struct {
 	// Renew makes one renewal of the lease for Lease more. Its ctx is cancelled
 	// when the lease as last confirmed may have lapsed, since a later answer is
-	// worthless. It reports false when the store refused (another holder took
+	// worthless, and when stop is called, since the work is over. It reports false when the store refused (another holder took
 	// the key, or its fence moved), and an error when no answer came.
 	Renew func(ctx context.Context) (bool, error)
 	// Interval is the time between renewals (time.Duration, positive, below
@@ -49,8 +49,10 @@ type Keeper struct {
 // When a renewal is refused, when none has succeeded in time for the next
 // attempt to land within the lease, or when the lease may have lapsed before a
 // renewal could be sent, it calls cancel with Lost's cause and stops renewing.
-// stop waits for the goroutine to end, so no renewal runs after it returns;
-// call it once.
+// stop cuts a renewal under way (the work is over: its answer no longer
+// matters, and a hanging one would hold the caller up to a whole lease) and
+// waits for the goroutine to end, so no renewal runs after it returns; call it
+// once.
 func (k Keeper) Start(ctx context.Context, cancel context.CancelCauseFunc) (stop func()) {
 	if k.Now == nil {
 		k.Now = time.Now
@@ -65,16 +67,17 @@ func (k Keeper) Start(ctx context.Context, cancel context.CancelCauseFunc) (stop
 		tick = t.C
 	}
 	done := make(chan struct{})
+	lctx, end := context.WithCancel(ctx)
 	var wg sync.WaitGroup
 	wg.Go(func() {
 		if t != nil {
 			defer t.Stop()
 		}
-		if reason := k.run(ctx, done, tick); reason != "" {
+		if reason := k.run(lctx, done, tick); reason != "" {
 			cancel(k.Lost(reason))
 		}
 	})
-	return func() { close(done); wg.Wait() }
+	return func() { close(done); end(); wg.Wait() }
 }
 
 // run is the loop. It returns why the lease was lost, or "" when stopped.

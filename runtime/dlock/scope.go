@@ -96,6 +96,7 @@ func (l *Lock) keepAlive(ctx context.Context, cancel context.CancelCauseFunc) (s
 		},
 		Interval:  o.RenewInterval,
 		Lease:     o.Lease,
+		Timeout:   o.StoreTimeout,
 		Confirmed: l.confirmed,
 		Lost:      l.lost,
 		Logger:    o.Logger.With("key", l.storeKey, "token", l.token),

@@ -22,6 +22,7 @@ func (g *Gate) startHeartbeat(ctx context.Context, cancel context.CancelCauseFun
 		},
 		Interval:  g.opts.Heartbeat,
 		Lease:     g.opts.Lease,
+		Timeout:   g.opts.StoreTimeout,
 		Confirmed: claimSent,
 		Lost: func(reason string) error {
 			return fmt.Errorf("%w: %s for key %q (fence %d): another holder may have taken it", ErrLeaseLost, reason, cl.Key, cl.Fence)

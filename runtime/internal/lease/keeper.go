@@ -29,6 +29,11 @@ type Keeper struct {
 	// Lease is how long each confirmed renewal keeps the key (time.Duration),
 	// counted from when that renewal was sent.
 	Lease time.Duration
+	// Timeout, when positive, bounds each renewal call (the store timeout), so a
+	// renewal that hangs on a dead connection fails in time for the next one to
+	// be tried within the lease (invariant 1 lets one renewal fail). Zero
+	// bounds a renewal only by the lease left.
+	Timeout time.Duration
 	// Confirmed is when (on Now's clock) the call that granted the current lease
 	// was sent: the lease lasts at least until Confirmed + Lease.
 	Confirmed time.Time
@@ -95,6 +100,9 @@ func (k Keeper) run(ctx context.Context, done <-chan struct{}, tick <-chan time.
 		left := k.Lease - sent.Sub(confirmed)
 		if left <= 0 {
 			return fmt.Sprintf("the lease confirmed %s ago lapsed before the next renewal was sent", sent.Sub(confirmed).Round(time.Millisecond))
+		}
+		if k.Timeout > 0 {
+			left = min(left, k.Timeout)
 		}
 		rctx, rcancel := context.WithTimeout(ctx, left)
 		ok, err := k.Renew(rctx)

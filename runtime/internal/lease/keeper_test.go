@@ -45,6 +45,11 @@ type harness struct {
 }
 
 func start(t *testing.T, parent context.Context, leaseFor, interval time.Duration) *harness {
+	return startBounded(t, parent, leaseFor, interval, 0)
+}
+
+// startBounded is start with Keeper.Timeout set to timeout.
+func startBounded(t *testing.T, parent context.Context, leaseFor, interval, timeout time.Duration) *harness {
 	h := &harness{t: t, clk: gatetest.NewClock(gatetest.Epoch), tick: make(chan time.Time),
 		calls: make(chan context.Context), answers: make(chan step), retried: make(chan struct{}, 1)}
 	ctx, cancel := context.WithCancelCause(parent)
@@ -59,6 +64,7 @@ func start(t *testing.T, parent context.Context, leaseFor, interval time.Duratio
 		},
 		Interval:  interval,
 		Lease:     leaseFor,
+		Timeout:   timeout,
 		Confirmed: h.clk.Now(),
 		Lost:      func(reason string) error { return fmt.Errorf("%w: %s", errLost, reason) },
 		Logger:    slog.New(retryHandler(h.retried)),
@@ -196,5 +202,23 @@ func TestKeeperStopsWithoutALostCauseWhenTheWorkEnds(t *testing.T) {
 	h.stop()
 	if cause := context.Cause(h.ctx); !errors.Is(cause, context.Canceled) || errors.Is(cause, errLost) {
 		t.Fatalf("cause = %v, want the parent's cancellation, not a lost lease", cause)
+	}
+}
+
+// TestKeeperBoundsEachRenewal: with a Timeout each renewal's deadline is the
+// smaller of it and the lease left, so one renewal that hangs fails in time
+// for the next tick to renew within the lease.
+func TestKeeperBoundsEachRenewal(t *testing.T) {
+	const leaseFor, iv, timeout = 30 * time.Second, 10 * time.Second, 2 * time.Second
+	h := startBounded(t, context.Background(), leaseFor, iv, timeout)
+	if !h.renew(step{wait: iv, err: context.DeadlineExceeded, took: timeout, left: timeout}) {
+		t.Fatal("no first renewal")
+	}
+	if !h.renew(step{wait: iv - timeout, ok: true, left: timeout}) {
+		t.Fatal("the hung renewal ended the loop; want the next tick to renew")
+	}
+	h.stop()
+	if cause := context.Cause(h.ctx); cause != nil {
+		t.Fatalf("cause = %v, want the lease kept", cause)
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"cloud.google.com/go/datastore"
 	"google.golang.org/api/option"
@@ -103,8 +104,8 @@ func New(c *datastore.Client, opts *Options) (*Store, error) {
 		s.kind = DefaultKind
 	}
 	for _, f := range []struct{ field, v string }{{"Kind", s.kind}, {"Namespace", s.ns}} {
-		if len(f.v) > maxNameBytes || reserved(f.v) {
-			return nil, fmt.Errorf("datastoregate: Options.%s: must be at most %d bytes and not of the reserved form __*__ (got %.40q)", f.field, maxNameBytes, f.v)
+		if len(f.v) > maxNameBytes || reserved(f.v) || !utf8.ValidString(f.v) {
+			return nil, fmt.Errorf("datastoregate: Options.%s: must be valid UTF-8, at most %d bytes and not of the reserved form __*__ (got %.40q)", f.field, maxNameBytes, f.v)
 		}
 	}
 	switch {

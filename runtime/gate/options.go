@@ -5,7 +5,9 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/oncegate/oncegate/runtime/internal/lease"
 	"github.com/oncegate/oncegate/sizing"
@@ -55,7 +57,9 @@ const (
 // plan the sizing package accepts for push (see the defaults above).
 type Options struct {
 	// Namespace prefixes every key as "<Namespace>:<key>", so several handlers can
-	// share one store. Empty means no prefix.
+	// share one store. Empty means no prefix. It may not contain ':' (then
+	// namespace "a" with key "b:c" and namespace "a:b" with key "c" would be one
+	// record) and must be valid UTF-8.
 	Namespace string
 	// Lease is how long a claim excludes other holders. Default DefaultLease.
 	// Without a Heartbeat it must be at least WorkDeadline (invariant 1).
@@ -115,6 +119,9 @@ func (o *Options) withDefaults() (Options, error) {
 	if err := lease.NonNegative("gate.Options", lease.Field{Name: "Lease", Val: v.Lease}, lease.Field{Name: "TTL", Val: v.TTL},
 		lease.Field{Name: "WorkDeadline", Val: v.WorkDeadline}, lease.Field{Name: "Heartbeat", Val: v.Heartbeat}, lease.Field{Name: "StoreTimeout", Val: v.StoreTimeout}); err != nil {
 		return v, err
+	}
+	if strings.Contains(v.Namespace, ":") || !utf8.ValidString(v.Namespace) {
+		return v, fmt.Errorf("gate.Options.Namespace: %.40q must be valid UTF-8 without ':' (the separator between namespace and key), such as \"orders\"", v.Namespace)
 	}
 	v.Lease = cmp.Or(v.Lease, DefaultLease)
 	if v.Lease < MinLease {

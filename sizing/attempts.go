@@ -17,22 +17,44 @@ const Margin = 2
 const Unbounded = math.MaxInt
 
 // Attempts is the attempts model of a plan: the conservative bound that
-// Validate enforces and the doubling model reported beside it.
+// Validate enforces and the doubling model reported beside it, and how long a
+// store outage the plan's MaxDeliveryAttempts ride out.
 type Attempts struct {
 	// Wait is W, the longest a healthy message can be nacked while it waits
 	// behind a live or crashed holder of its key (see Plan.Wait).
 	Wait time.Duration
-	// Conservative is ⌈Wait / MinBackoff⌉ + 1: the delivery count when every
-	// delay equals the minimum backoff, counting the holder's own delivery.
-	// Pub/Sub's backoff formula is undocumented and best-effort, so this is
-	// the bound to trust.
+	// Outage is the store outage the plan budgets (Plan.StoreOutage): while
+	// the store is unreachable every delivery is nacked (503 for push, a nack
+	// for pull), so each one is spent.
+	Outage time.Duration
+	// Conservative is ⌈Wait / MinBackoff⌉ + 1 + ⌈Outage / MinBackoff⌉: the
+	// delivery count when every delay equals the minimum backoff, counting the
+	// holder's own delivery, plus the most deliveries an outage can spend.
+	// The outage may come at any time in the message's life, not only right
+	// after the wait, so its deliveries are counted on their own (an interval
+	// of length Outage holds at most ⌈Outage / MinBackoff⌉ of them). Pub/Sub's
+	// backoff formula is undocumented and best-effort, so this is the bound to
+	// trust.
 	Conservative int
-	// Doubling is the delivery count when delays start at the minimum backoff
-	// and double up to the maximum backoff. It is a model, not a guarantee.
+	// Doubling is the delivery count, counting the holder's, when delays start
+	// at the minimum backoff and double up to the maximum backoff and the
+	// outage follows the wait (Wait + Outage nacked in one stretch). It is a
+	// model, not a guarantee.
 	Doubling int
 	// Required is Conservative + Margin: the smallest MaxDeliveryAttempts
 	// Validate accepts for the plan (invariant 3).
 	Required int
+	// RideOut is the longest store outage the plan's MaxDeliveryAttempts
+	// ride out in the conservative model without dead-lettering a healthy
+	// message: the attempts beyond what the wait and Margin need
+	// (⌈Wait / MinBackoff⌉ + 1 + Margin), each one minimum backoff of
+	// outage. Zero when there are none. Validate accepts StoreOutage up to
+	// RideOut exactly.
+	RideOut time.Duration
+	// RideOutDoubling is RideOut in the doubling model: the time of delivery
+	// MaxDeliveryAttempts − Margin (DoublingSpan) less Wait, or zero. A model,
+	// not a guarantee.
+	RideOutDoubling time.Duration
 }
 
 // Wait returns W, the longest a healthy message can wait behind a holder of
@@ -46,7 +68,8 @@ type Attempts struct {
 // makes longer than WorkDeadline). With a heartbeat the last renewal is issued
 // before the work deadline and takes effect within one more interval, so a
 // holder that dies then keeps the key until WorkDeadline + Heartbeat + Lease,
-// which is W. Negative fields count as zero; the sum saturates.
+// which is W. Negative fields count as zero; the sum saturates. W does not
+// include StoreOutage (see Attempts).
 func (p Plan) Wait() time.Duration {
 	lease := max(p.Lease, 0)
 	if p.Heartbeat > 0 {
@@ -59,14 +82,35 @@ func (p Plan) Wait() time.Duration {
 // MinBackoff means DefaultMinBackoff, and so on).
 func (p Plan) Attempts() Attempts {
 	r := p.WithDefaults()
-	w := r.Wait()
-	c := ConservativeAttempts(w, r.MinBackoff)
-	return Attempts{
+	w, o := r.Wait(), max(r.StoreOutage, 0)
+	c := conservative(w, o, r.MinBackoff)
+	a := Attempts{
 		Wait:         w,
+		Outage:       o,
 		Conservative: c,
-		Doubling:     DoublingAttempts(w, r.MinBackoff, r.MaxBackoff),
+		Doubling:     DoublingAttempts(addDur(w, o), r.MinBackoff, r.MaxBackoff),
 		Required:     satAdd(c, Margin),
 	}
+	n := r.MaxDeliveryAttempts
+	if r.MinBackoff > 0 && n > 0 {
+		if spare := n - satAdd(ConservativeAttempts(w, r.MinBackoff), Margin); spare > 0 {
+			a.RideOut = mulDur(r.MinBackoff, spare)
+		}
+		if n > Margin {
+			a.RideOutDoubling = max(DoublingSpan(n-Margin, r.MinBackoff, r.MaxBackoff)-w, 0)
+		}
+	}
+	return a
+}
+
+// conservative returns ⌈wait / minBackoff⌉ + 1 + ⌈outage / minBackoff⌉
+// (Attempts.Conservative), Unbounded when minBackoff ≤ 0, saturating.
+func conservative(wait, outage, minBackoff time.Duration) int {
+	c := ConservativeAttempts(wait, minBackoff)
+	if c == Unbounded {
+		return c
+	}
+	return satAdd(c, ConservativeAttempts(outage, minBackoff)-1)
 }
 
 // ConservativeAttempts returns ⌈wait / minBackoff⌉ + 1, the number of
@@ -115,26 +159,71 @@ func DoublingAttempts(wait, minBackoff, maxBackoff time.Duration) int {
 	return n
 }
 
+// DoublingSpan returns the time of delivery n after the first in the
+// doubling model of DoublingAttempts (0 for n ≤ 1): the sum of the first n − 1
+// delays, minBackoff·2^(k−1) capped at maxBackoff (a maxBackoff below
+// minBackoff counts as minBackoff). DoublingAttempts(w, …) is the least n with
+// DoublingSpan(n, …) ≥ w. It returns 0 when minBackoff ≤ 0, and saturates.
+func DoublingSpan(n int, minBackoff, maxBackoff time.Duration) time.Duration {
+	if minBackoff <= 0 || n <= 1 {
+		return 0
+	}
+	maxBackoff = max(maxBackoff, minBackoff)
+	t, d := time.Duration(0), minBackoff
+	for k := 1; k < n; k++ {
+		if d >= maxBackoff {
+			// Every remaining delay is maxBackoff: finish in closed form.
+			return addDur(t, mulDur(maxBackoff, n-k))
+		}
+		t = addDur(t, d)
+		if d > maxBackoff/2 {
+			d = maxBackoff
+		} else {
+			d *= 2
+		}
+	}
+	return t
+}
+
 // MinBackoffFor returns the smallest whole-second minimum backoff at which the
 // conservative model needs at most attempts deliveries, Margin included, to
 // cover wait. When attempts ≤ Margin + 1 no backoff suffices and it returns
 // 0; when wait ≤ 0 any backoff does and it returns one second. A result above
 // RetryBackoffMax means no valid retry policy fits.
 func MinBackoffFor(wait time.Duration, attempts int) time.Duration {
+	return minBackoffFor(wait, 0, attempts)
+}
+
+// minBackoffFor is MinBackoffFor for a wait and a store outage counted apart
+// (Attempts.Conservative). The answer for an outage is found by a search up to
+// one second past RetryBackoffMax, which is returned when nothing up to the cap
+// fits.
+func minBackoffFor(wait, outage time.Duration, attempts int) time.Duration {
 	if attempts <= 1+Margin {
 		return 0
 	}
-	if wait <= 0 {
+	if wait <= 0 && outage <= 0 {
 		return time.Second
 	}
 	// ⌈wait / m⌉ ≤ slots exactly when m × slots ≥ wait, so the least m is
 	// ⌈wait / slots⌉ (divided without overflow), then rounded up to seconds.
 	slots := time.Duration(attempts - 1 - Margin) // intervals of minBackoff that fit
-	m := wait / slots
-	if wait%slots != 0 {
+	total := addDur(max(wait, 0), max(outage, 0))
+	m := total / slots
+	if total%slots != 0 {
 		m++
 	}
-	return ceilSecond(m)
+	m = max(ceilSecond(m), time.Second)
+	if outage <= 0 {
+		return m
+	}
+	// ⌈w/m⌉ + ⌈o/m⌉ ≥ (w + o) / m, so m is a lower bound; step up from it.
+	for ; m <= RetryBackoffMax; m += time.Second {
+		if satAdd(conservative(wait, outage, m), Margin) <= attempts {
+			return m
+		}
+	}
+	return RetryBackoffMax + time.Second
 }
 
 // satAdd adds two non-negative ints, saturating at Unbounded.

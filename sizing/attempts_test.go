@@ -1,6 +1,8 @@
 package sizing
 
 import (
+	"errors"
+	"strings"
 	"testing"
 	"time"
 )
@@ -9,7 +11,10 @@ func TestDesignExample(t *testing.T) {
 	// docs/design.md: an unrenewed 15-minute lease with a 10 s minimum backoff needs
 	// about 91 attempts under the conservative model, while doubling says 8.
 	got := Plan{Lease: 15 * m, WorkDeadline: 10 * m}.Attempts()
-	want := Attempts{Wait: 15 * m, Conservative: 91, Doubling: 8, Required: 93}
+	// The 93 attempts leave no spare one at the minimum backoff (RideOut 0);
+	// doubling, delivery 91 comes 10+20+40+80+160+320 s + 84 × 600 s = 51030 s
+	// after the first, 13h55m30s past the 15m wait.
+	want := Attempts{Wait: 15 * m, Conservative: 91, Doubling: 8, Required: 93, RideOutDoubling: 13*time.Hour + 55*m + 30*s}
 	if got != want {
 		t.Errorf("Attempts = %+v, want %+v", got, want)
 	}
@@ -142,5 +147,93 @@ func TestMinBackoffFor(t *testing.T) {
 				t.Errorf("MinBackoffFor(%s, %d) = %s is not the smallest", wait, n, got)
 			}
 		}
+	}
+}
+
+func TestStoreOutageAttempts(t *testing.T) {
+	tests := []struct {
+		p                      Plan
+		conservative, doubling int
+		rideOut, rideOutDbl    time.Duration
+	}{
+		// 17 attempts, W = 2m20s: 15 + 2 needed, none spare.
+		{Plan{Lease: m, Heartbeat: 20 * s, WorkDeadline: m}, 15, 5, 0, DoublingSpan(15, 10*s, 600*s) - (2*m + 20*s)},
+		// The same wait with 30 attempts: 13 spare, 130 s of outage.
+		{Plan{Lease: m, Heartbeat: 20 * s, WorkDeadline: m, MaxDeliveryAttempts: 30}, 15, 5, 130 * s, DoublingSpan(28, 10*s, 600*s) - (2*m + 20*s)},
+		// A 5m outage budgeted: ⌈300/10⌉ = 30 more deliveries, sized to 47.
+		{Plan{Lease: m, Heartbeat: 20 * s, WorkDeadline: m, StoreOutage: 5 * m}, 45, 7, 5 * m, DoublingSpan(45, 10*s, 600*s) - (2*m + 20*s)},
+		// An outage that is not a whole number of backoffs rounds up.
+		{Plan{Lease: 2 * m, WorkDeadline: m, StoreOutage: 25 * s}, 16, 5, 30 * s, DoublingSpan(16, 10*s, 600*s) - 2*m},
+	}
+	for _, tt := range tests {
+		a := tt.p.Attempts()
+		if a.Conservative != tt.conservative || a.Doubling != tt.doubling || a.Required != tt.conservative+Margin ||
+			a.RideOut != tt.rideOut || a.RideOutDoubling != tt.rideOutDbl || a.Outage != tt.p.StoreOutage {
+			t.Errorf("%+v.Attempts() = %+v, want conservative %d, doubling %d, ride-out %s, doubling ride-out %s",
+				tt.p, a, tt.conservative, tt.doubling, tt.rideOut, tt.rideOutDbl)
+		}
+		if err := tt.p.Validate(); err != nil {
+			t.Errorf("%+v: %v", tt.p, err)
+		}
+	}
+}
+
+// TestStoreOutageBoundary checks that Validate accepts a store outage up to
+// Attempts.RideOut (computed without one) and refuses one a nanosecond longer
+// with an invariant 3 sentence naming the outage.
+func TestStoreOutageBoundary(t *testing.T) {
+	for _, p := range []Plan{
+		{Lease: m, Heartbeat: 20 * s, WorkDeadline: m, MaxDeliveryAttempts: 30},
+		{Lease: 2 * m, WorkDeadline: m, MaxDeliveryAttempts: 100, MinBackoff: 7 * s},
+		{Lease: 15 * m, WorkDeadline: 9 * m, MaxDeliveryAttempts: 100, MinBackoff: 30 * s},
+	} {
+		r := p.Attempts().RideOut
+		if r <= 0 {
+			t.Fatalf("%+v: no ride-out", p)
+		}
+		p.StoreOutage = r
+		if err := p.Validate(); err != nil {
+			t.Errorf("outage %s = RideOut refused: %v", r, err)
+		}
+		if got := p.Attempts().RideOut; got != r {
+			t.Errorf("RideOut changed with StoreOutage set: %s, want %s", got, r)
+		}
+		p.StoreOutage = r + ns
+		var pe *PlanError
+		if err := p.Validate(); !errors.As(err, &pe) || pe.Violations[0].Invariant != 3 ||
+			!strings.Contains(err.Error(), "store outage of "+FormatDuration(r+ns)) {
+			t.Errorf("outage %s past RideOut %s: Validate = %v", r+ns, r, err)
+		}
+	}
+	if err := (Plan{Lease: m, WorkDeadline: 30 * s, StoreOutage: -s}).Validate(); err == nil ||
+		!strings.Contains(err.Error(), "Store outage must not be negative (got -1s); use a positive duration or zero for none budgeted") {
+		t.Errorf("negative outage: %v", err)
+	}
+	// Past Pub/Sub's cap the fix names a minimum backoff that fits, outage included.
+	p := Plan{Lease: 2 * m, WorkDeadline: m, MaxDeliveryAttempts: 100, StoreOutage: 20 * m}
+	if err := p.Validate(); err == nil || !strings.Contains(err.Error(), "raise the minimum backoff to at least 14s with 100 attempts") {
+		t.Errorf("outage past the cap: %v", err)
+	}
+	p.MinBackoff = 14 * s
+	if err := p.Validate(); err != nil {
+		t.Errorf("the named fix fails: %v", err)
+	}
+	p.MinBackoff = 13 * s
+	if err := p.Validate(); err == nil {
+		t.Errorf("a backoff below the named fix passes")
+	}
+}
+
+func TestDoublingSpan(t *testing.T) {
+	for _, w := range []time.Duration{0, ns, 10 * s, 15 * m, 3 * time.Hour, 40 * time.Hour} {
+		for _, b := range [][2]time.Duration{{10 * s, 600 * s}, {s, 60 * s}, {7 * s, 5 * s}} {
+			n := DoublingAttempts(w, b[0], b[1])
+			if DoublingSpan(n, b[0], b[1]) < w || (n > 1 && DoublingSpan(n-1, b[0], b[1]) >= w) {
+				t.Errorf("wait %s, backoffs %v: DoublingAttempts %d disagrees with DoublingSpan", w, b, n)
+			}
+		}
+	}
+	if got := DoublingSpan(Unbounded, s, maxDuration); got != maxDuration {
+		t.Errorf("DoublingSpan does not saturate: %s", got)
 	}
 }

@@ -15,7 +15,11 @@
 //     lease when no heartbeat runs, and work deadline plus one heartbeat
 //     interval plus the lease when one does (Plan.Wait). The conservative
 //     model assumes every retry comes after exactly the minimum backoff and
-//     needs ⌈W / MinBackoff⌉ + 1 + Margin attempts (Attempts.Required).
+//     needs ⌈W / MinBackoff⌉ + 1 + Margin attempts (Attempts.Required), plus
+//     ⌈StoreOutage / MinBackoff⌉ for the store outage the plan budgets: while
+//     the store is unreachable every delivery is nacked (fail closed) and
+//     spent. Attempts.RideOut reports how long an outage the configured
+//     attempts ride out.
 //  4. TTL ≥ the redelivery horizon plus DeadLetterReplayWindow, so the done
 //     record outlives every delivery Pub/Sub (or an operator replaying dead
 //     letters) may still make. The horizon (Plan.Horizon) is

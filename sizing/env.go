@@ -24,6 +24,8 @@ const (
 	EnvStoreTimeout        = "ONCEGATE_STORE_TIMEOUT"
 	// EnvDeadLetterReplayWindow is optional; Env writes "0s" for none.
 	EnvDeadLetterReplayWindow = "ONCEGATE_DEAD_LETTER_REPLAY_WINDOW"
+	// EnvStoreOutage is optional (Plan.StoreOutage); Env writes "0s" for none.
+	EnvStoreOutage = "ONCEGATE_STORE_OUTAGE"
 )
 
 // EnvNames returns the variables Env writes and FromEnv reads, in a fixed order.
@@ -31,7 +33,7 @@ func EnvNames() []string {
 	return []string{
 		EnvLease, EnvTTL, EnvHeartbeat, EnvWorkDeadline, EnvShutdownGrace,
 		EnvAckDeadline, EnvMinBackoff, EnvMaxBackoff, EnvMaxDeliveryAttempts, EnvRequestTimeout,
-		EnvStoreTimeout, EnvDeadLetterReplayWindow,
+		EnvStoreTimeout, EnvDeadLetterReplayWindow, EnvStoreOutage,
 	}
 }
 
@@ -67,9 +69,8 @@ func (e *EnvError) Unwrap() error { return e.Err }
 
 // Env returns the plan, with defaults applied, as the ONCEGATE_* variables of
 // EnvNames: durations in Go syntax without trailing zero units ("1m", "15m",
-// "1m30s"), a heartbeat and a replay window of "0s" for none, attempts in
-// decimal. FromEnv reads
-// the result back to an equal plan.
+// "1m30s"), a heartbeat, a replay window and a store outage of "0s" for none,
+// attempts in decimal. FromEnv reads the result back to an equal plan.
 func (p Plan) Env() map[string]string {
 	r := p.WithDefaults()
 	return map[string]string{
@@ -85,6 +86,7 @@ func (p Plan) Env() map[string]string {
 		EnvRequestTimeout:         fmtDur(r.RequestTimeout),
 		EnvStoreTimeout:           fmtDur(r.StoreTimeout),
 		EnvDeadLetterReplayWindow: fmtDur(r.DeadLetterReplayWindow),
+		EnvStoreOutage:            fmtDur(r.StoreOutage),
 	}
 }
 
@@ -142,6 +144,7 @@ func readEnv(getenv func(string) string) (Plan, []error) {
 	dur(EnvRequestTimeout, &p.RequestTimeout, false)
 	dur(EnvStoreTimeout, &p.StoreTimeout, false)
 	dur(EnvDeadLetterReplayWindow, &p.DeadLetterReplayWindow, false)
+	dur(EnvStoreOutage, &p.StoreOutage, false)
 	if v := strings.TrimSpace(getenv(EnvMaxDeliveryAttempts)); v != "" {
 		n, err := strconv.Atoi(v)
 		if err != nil {

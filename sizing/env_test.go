@@ -28,6 +28,7 @@ func TestEnvExact(t *testing.T) {
 		"ONCEGATE_REQUEST_TIMEOUT":           "5m",
 		"ONCEGATE_STORE_TIMEOUT":             "2s",
 		"ONCEGATE_DEAD_LETTER_REPLAY_WINDOW": "0s",
+		"ONCEGATE_STORE_OUTAGE":              "0s",
 	}
 	if !maps.Equal(got, want) {
 		t.Errorf("Env() = %v\nwant %v", got, want)
@@ -48,7 +49,9 @@ func TestEnvRoundTrip(t *testing.T) {
 		{Lease: 15 * m, WorkDeadline: 10 * m},
 		{Lease: 90*s + 250*time.Millisecond, TTL: 36 * time.Hour, WorkDeadline: 61*s + ns, ShutdownGrace: 3 * s,
 			AckDeadline: 70 * s, MinBackoff: 1500 * time.Millisecond, MaxBackoff: 90 * s, MaxDeliveryAttempts: 77, RequestTimeout: 1234 * s},
-		{Lease: 5 * s, WorkDeadline: 9 * s}, // unsafe: the runtime must see the same violation
+		{Lease: m, Heartbeat: 20 * s, WorkDeadline: m, StoreOutage: 5*m + 500*time.Millisecond},
+		{Lease: m, WorkDeadline: 30 * s, MaxDeliveryAttempts: 5, StoreOutage: time.Hour}, // unsafe: the outage needs more attempts
+		{Lease: 5 * s, WorkDeadline: 9 * s},                                              // unsafe: the runtime must see the same violation
 	}
 	for _, p := range plans {
 		got, err := FromEnv(lookup(p.Env()))
@@ -85,6 +88,8 @@ func TestFromEnv(t *testing.T) {
 		{"malformed optional", map[string]string{EnvLease: "60s", EnvWorkDeadline: "30s", EnvAckDeadline: "ten seconds"}, []string{EnvAckDeadline}, ""},
 		{"malformed attempts", map[string]string{EnvLease: "60s", EnvWorkDeadline: "30s", EnvMaxDeliveryAttempts: "5.5"}, []string{EnvMaxDeliveryAttempts},
 			`ONCEGATE_MAX_DELIVERY_ATTEMPTS="5.5" is malformed; want a whole number from 5 to 100, or 0 to size it`},
+		{"malformed outage", map[string]string{EnvLease: "60s", EnvWorkDeadline: "30s", EnvStoreOutage: "5"}, []string{EnvStoreOutage},
+			`ONCEGATE_STORE_OUTAGE="5" is malformed; want a Go duration such as 60s, 1m30s or 15m`},
 		{"several", map[string]string{EnvLease: "x", EnvWorkDeadline: "30s", EnvTTL: "1d", EnvRequestTimeout: "5 m"}, []string{EnvLease, EnvTTL, EnvRequestTimeout}, ""},
 	}
 	for _, tt := range tests {
@@ -143,12 +148,14 @@ func flatten(err error) []error {
 }
 
 func FuzzFromEnv(f *testing.F) {
-	f.Add("60s", "1h", "20s", "60s", "10s", "60s", "10s", "600s", "17", "300s")
-	f.Add("15m", "", "", "10m", "", "", "", "", "", "")
-	f.Add("-1s", "0", "1d", "x", " ", "1e3s", ".5s", "600.000000001s", "-3", "3600s")
-	f.Fuzz(func(t *testing.T, lease, ttl, hb, wd, grace, ack, minB, maxB, attempts, rt string) {
+	f.Add("60s", "1h", "20s", "60s", "10s", "60s", "10s", "600s", "17", "300s", "")
+	f.Add("15m", "", "", "10m", "", "", "", "", "", "", "")
+	f.Add("-1s", "0", "1d", "x", " ", "1e3s", ".5s", "600.000000001s", "-3", "3600s", "-5m")
+	f.Add("60s", "", "20s", "60s", "", "", "", "", "", "", "5m")
+	f.Fuzz(func(t *testing.T, lease, ttl, hb, wd, grace, ack, minB, maxB, attempts, rt, outage string) {
 		env := map[string]string{EnvLease: lease, EnvTTL: ttl, EnvHeartbeat: hb, EnvWorkDeadline: wd, EnvShutdownGrace: grace,
-			EnvAckDeadline: ack, EnvMinBackoff: minB, EnvMaxBackoff: maxB, EnvMaxDeliveryAttempts: attempts, EnvRequestTimeout: rt}
+			EnvAckDeadline: ack, EnvMinBackoff: minB, EnvMaxBackoff: maxB, EnvMaxDeliveryAttempts: attempts, EnvRequestTimeout: rt,
+			EnvStoreOutage: outage}
 		p, err := FromEnv(lookup(env))
 		var ee *EnvError
 		if errors.As(err, &ee) {

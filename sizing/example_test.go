@@ -66,6 +66,7 @@ func ExamplePlan_Env() {
 	// ONCEGATE_REQUEST_TIMEOUT=5m
 	// ONCEGATE_STORE_TIMEOUT=2s
 	// ONCEGATE_DEAD_LETTER_REPLAY_WINDOW=0s
+	// ONCEGATE_STORE_OUTAGE=0s
 }
 
 func ExamplePlan_Horizon() {

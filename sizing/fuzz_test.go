@@ -11,13 +11,15 @@ import (
 // and Recommend: neither panics, every violation is one line, and a plan
 // Validate accepts satisfies invariants 4 and 5 in exact arithmetic.
 func FuzzValidate(f *testing.F) {
-	f.Add(int64(60e9), int64(0), int64(20e9), int64(60e9), int64(0), int64(0), int64(0), int64(0), 0, int64(0), int64(0), int64(0))
-	f.Add(int64(1<<62), int64(1<<62), int64(0), int64(1<<62), int64(1<<62), int64(600e9), int64(600e9), int64(600e9), 100, int64(3600e9), int64(1<<62), int64(1<<62))
-	f.Add(int64(120e9), int64(1e6), int64(0), int64(60e9), int64(0), int64(0), int64(0), int64(0), 0, int64(0), int64(0), int64(0))
-	f.Fuzz(func(t *testing.T, lease, ttl, hb, wd, grace, ack, minB, maxB int64, n int, rt, st, win int64) {
+	f.Add(int64(60e9), int64(0), int64(20e9), int64(60e9), int64(0), int64(0), int64(0), int64(0), 0, int64(0), int64(0), int64(0), int64(0))
+	f.Add(int64(1<<62), int64(1<<62), int64(0), int64(1<<62), int64(1<<62), int64(600e9), int64(600e9), int64(600e9), 100, int64(3600e9), int64(1<<62), int64(1<<62), int64(1<<62))
+	f.Add(int64(120e9), int64(1e6), int64(0), int64(60e9), int64(0), int64(0), int64(0), int64(0), 0, int64(0), int64(0), int64(0), int64(0))
+	f.Add(int64(60e9), int64(0), int64(20e9), int64(60e9), int64(0), int64(0), int64(0), int64(0), 0, int64(0), int64(0), int64(0), int64(300e9))
+	f.Fuzz(func(t *testing.T, lease, ttl, hb, wd, grace, ack, minB, maxB int64, n int, rt, st, win, outage int64) {
 		p := Plan{Lease: time.Duration(lease), TTL: time.Duration(ttl), Heartbeat: time.Duration(hb), WorkDeadline: time.Duration(wd),
 			ShutdownGrace: time.Duration(grace), AckDeadline: time.Duration(ack), MinBackoff: time.Duration(minB), MaxBackoff: time.Duration(maxB),
-			MaxDeliveryAttempts: n, RequestTimeout: time.Duration(rt), StoreTimeout: time.Duration(st), DeadLetterReplayWindow: time.Duration(win)}
+			MaxDeliveryAttempts: n, RequestTimeout: time.Duration(rt), StoreTimeout: time.Duration(st), DeadLetterReplayWindow: time.Duration(win),
+			StoreOutage: time.Duration(outage)}
 		for _, q := range []Plan{p, must(Recommend(p))} {
 			err := q.Validate()
 			if err != nil {

@@ -121,7 +121,8 @@ type Plan struct {
 	MaxBackoff time.Duration
 	// MaxDeliveryAttempts is the dead-letter policy's maximum delivery
 	// attempts, in [DeliveryAttemptsMin, DeliveryAttemptsMax]. Zero means the
-	// conservative requirement (Attempts.Required) clamped to that range.
+	// conservative requirement (Attempts.Required, StoreOutage included)
+	// clamped to that range.
 	MaxDeliveryAttempts int
 	// RequestTimeout is the Cloud Run service's request timeout, at most
 	// RequestTimeoutMax and at least the time budget. Zero means
@@ -138,6 +139,16 @@ type Plan struct {
 	// too (invariant 4). Zero means dead letters are never replayed under the
 	// same key.
 	DeadLetterReplayWindow time.Duration
+	// StoreOutage is the longest outage of the store (Redis, SQL, Datastore)
+	// the delivery attempts must ride out without dead-lettering a healthy
+	// message. While the store is unreachable the gateway fails closed: every
+	// push is answered 503 and every pull message nacked, so every delivery
+	// during the outage is spent. Invariant 3 counts the most deliveries an
+	// outage this long can spend on top of the wait (Attempts.Conservative);
+	// Attempts.RideOut says how long an outage the plan's attempts ride out
+	// whatever this is. Zero means none is budgeted (Margin still absorbs two
+	// lost deliveries).
+	StoreOutage time.Duration
 }
 
 // WithDefaults returns p with every zero field replaced by its documented
@@ -163,8 +174,7 @@ func (p Plan) WithDefaults() Plan {
 		p.RequestTimeout = min(max(ceilSecond(budget), DefaultRequestTimeout), RequestTimeoutMax)
 	}
 	if p.MaxDeliveryAttempts == 0 {
-		req := ConservativeAttempts(p.Wait(), p.MinBackoff)
-		req = satAdd(req, Margin)
+		req := satAdd(conservative(p.Wait(), max(p.StoreOutage, 0), p.MinBackoff), Margin)
 		p.MaxDeliveryAttempts = min(max(req, DeliveryAttemptsMin), DeliveryAttemptsMax)
 	}
 	if p.TTL == 0 {

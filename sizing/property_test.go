@@ -70,10 +70,25 @@ func (k *key) renew(at time.Duration, p Plan) bool {
 // duplicate delivers the duplicate at 0, b, 2b, … and reports whether a
 // delivery gets through (finds the key done or free) within the attempts.
 func duplicate(p Plan, k *key, doneAt time.Duration) bool {
+	return duplicateAt(p, k, doneAt, func(n int) time.Duration { return time.Duration(n-1) * p.MinBackoff }, outage{})
+}
+
+// outage is a store outage [from, from+length): every delivery in it is
+// answered 503 (fail closed) and spent.
+type outage struct{ from, length time.Duration }
+
+func (o outage) down(at time.Duration) bool { return at >= o.from && at-o.from < o.length }
+
+// duplicateAt delivers the duplicate at at(1), at(2), … and reports whether a
+// delivery gets through within the attempts: deliveries during the outage
+// are spent, then Margin deliveries after the key frees are lost.
+func duplicateAt(p Plan, k *key, doneAt time.Duration, at func(n int) time.Duration, o outage) bool {
 	lost := 0
 	for n := 1; n <= p.MaxDeliveryAttempts; n++ {
-		at := time.Duration(n-1) * p.MinBackoff
+		at := at(n)
 		switch {
+		case o.down(at):
+			continue // the store is unreachable: 503, nack
 		case k.done && at >= doneAt:
 			return true // Duplicate: acked
 		case !k.done && at >= k.leaseExpiry:
@@ -339,5 +354,89 @@ func TestHorizonSurvivesLateRedeliveries(t *testing.T) {
 	}
 	if refused == 0 || refused == checked {
 		t.Errorf("%d of %d plans refused: the grid does not straddle the horizon", refused, checked)
+	}
+}
+
+// crashed returns the key as the crash scenario sc leaves it (see simulate).
+func crashed(p Plan, sc scenario) *key {
+	const eps = time.Nanosecond
+	k := &key{leaseExpiry: p.Lease, expiresAt: p.Lease + p.TTL}
+	for n := 1; n <= sc.crashAfter; n++ {
+		at := time.Duration(n) * p.Heartbeat
+		if n == sc.crashAfter {
+			at += p.Heartbeat - eps
+		}
+		k.renew(at, p)
+	}
+	return k
+}
+
+// TestStoreOutageRideOut checks Attempts.RideOut against the delivery
+// simulation, the outage placed anywhere in the duplicate's life (before,
+// inside and after the wait behind a crashed holder, on and between delivery
+// times): an outage of RideOut never dead-letters it, and without a heartbeat
+// (where the simulated wait is exactly W) one a nanosecond longer, placed
+// worst, does. The doubling model's RideOutDoubling is checked the same way
+// with the outage following the wait, the placement it models.
+func TestStoreOutageRideOut(t *testing.T) {
+	const eps = time.Nanosecond
+	checked := 0
+	for _, lease := range []time.Duration{10 * s, 60 * s, 90 * s, 5 * m} {
+		for _, hb := range []time.Duration{0, 10 * s, 20 * s} {
+			for _, minB := range []time.Duration{s, 7 * s, 10 * s, 60 * s} {
+				for _, n := range []int{5, 15, 40, 100} {
+					p := Plan{Lease: lease, Heartbeat: hb, WorkDeadline: min(lease-s, 60*s), MinBackoff: minB,
+						MaxBackoff: 600 * s, MaxDeliveryAttempts: n, TTL: 48 * time.Hour, AckDeadline: 600 * s, StoreTimeout: 2 * s}
+					a := p.Attempts()
+					if a.Required > n {
+						if a.RideOut != 0 {
+							t.Errorf("%+v: attempts short of the wait, RideOut %s", p, a.RideOut)
+						}
+						continue
+					}
+					r := a.RideOut
+					var places []time.Duration
+					for k := range n + 1 {
+						at := time.Duration(k) * minB
+						places = append(places, at, at+eps, at+minB/2, max(at-eps, 0))
+					}
+					places = append(places, a.Wait, a.Wait+eps)
+					worst := time.Duration(ConservativeAttempts(a.Wait, minB)-1+Margin) * minB // just past the wait and the margin
+					places = append(places, worst)
+					for _, sc := range scenarios(p) {
+						if sc.kind != "crash" {
+							continue
+						}
+						k0 := crashed(p, sc)
+						for _, from := range places {
+							k := *k0
+							if !duplicateAt(p, &k, 0, func(i int) time.Duration { return time.Duration(i-1) * minB }, outage{from, r}) {
+								t.Fatalf("plan %+v, %+v: an outage of RideOut %s from %s dead-letters the duplicate", p, sc, r, from)
+							}
+							checked++
+						}
+					}
+					if hb == 0 {
+						k := crashed(p, scenario{kind: "crash"})
+						if duplicateAt(p, k, 0, func(i int) time.Duration { return time.Duration(i-1) * minB }, outage{worst, r + eps}) {
+							t.Errorf("plan %+v: an outage of RideOut %s + 1ns from %s does not dead-letter: RideOut is not tight", p, r, worst)
+						}
+						// Doubling: the outage right after the wait.
+						dbl := func(i int) time.Duration { return DoublingSpan(i, minB, p.MaxBackoff) }
+						k = crashed(p, scenario{kind: "crash"})
+						if a.RideOutDoubling > 0 && !duplicateAt(p, k, 0, dbl, outage{a.Wait, a.RideOutDoubling}) {
+							t.Errorf("plan %+v: doubling delays and an outage of RideOutDoubling %s after the wait dead-letter", p, a.RideOutDoubling)
+						}
+						k = crashed(p, scenario{kind: "crash"})
+						if duplicateAt(p, k, 0, dbl, outage{a.Wait, a.RideOutDoubling + eps}) {
+							t.Errorf("plan %+v: doubling delays survive an outage past RideOutDoubling %s", p, a.RideOutDoubling)
+						}
+					}
+				}
+			}
+		}
+	}
+	if checked < 10000 {
+		t.Errorf("only %d placements checked", checked)
 	}
 }

@@ -70,10 +70,14 @@ func RecommendChanges(p Plan) (Plan, []Change, error) {
 		r.MinBackoff = DefaultMinBackoff
 	}
 	if r.MinBackoff > 0 && r.MinBackoff <= RetryBackoffMax {
-		w := r.Wait()
-		if need := satAdd(ConservativeAttempts(w, r.MinBackoff), Margin); need > DeliveryAttemptsMax {
-			if m := MinBackoffFor(w, DeliveryAttemptsMax); m > r.MinBackoff && m <= RetryBackoffMax {
-				why["MinBackoff"] = fmt.Sprintf("at %s the conservative model needs %d deliveries to cover a wait of %s, over Pub/Sub's cap of 100 (invariant 3)", fmtDur(r.MinBackoff), need, fmtDur(w))
+		w, o := r.Wait(), max(r.StoreOutage, 0)
+		what := "a wait of " + fmtDur(w)
+		if o > 0 {
+			what += " plus a store outage of " + fmtDur(o)
+		}
+		if need := satAdd(conservative(w, o, r.MinBackoff), Margin); need > DeliveryAttemptsMax {
+			if m := minBackoffFor(w, o, DeliveryAttemptsMax); m > r.MinBackoff && m <= RetryBackoffMax {
+				why["MinBackoff"] = fmt.Sprintf("at %s the conservative model needs %d deliveries to cover %s, over Pub/Sub's cap of 100 (invariant 3)", fmtDur(r.MinBackoff), need, what)
 				r.MinBackoff = m
 				if r.MaxBackoff > 0 && r.MaxBackoff < m {
 					r.MaxBackoff = m
@@ -81,9 +85,9 @@ func RecommendChanges(p Plan) (Plan, []Change, error) {
 				}
 			}
 		}
-		if req := max(satAdd(ConservativeAttempts(w, r.MinBackoff), Margin), DeliveryAttemptsMin); r.MaxDeliveryAttempts >= 0 && r.MaxDeliveryAttempts < req && req <= DeliveryAttemptsMax {
+		if req := max(satAdd(conservative(w, o, r.MinBackoff), Margin), DeliveryAttemptsMin); r.MaxDeliveryAttempts >= 0 && r.MaxDeliveryAttempts < req && req <= DeliveryAttemptsMax {
 			r.MaxDeliveryAttempts = req
-			why["MaxDeliveryAttempts"] = fmt.Sprintf("covers a wait of %s behind a holder with every retry at the %s minimum backoff, plus a margin of %d (invariant 3)", fmtDur(w), fmtDur(r.MinBackoff), Margin)
+			why["MaxDeliveryAttempts"] = fmt.Sprintf("covers %s behind a holder with every retry at the %s minimum backoff, plus a margin of %d (invariant 3)", what, fmtDur(r.MinBackoff), Margin)
 		}
 	}
 	d := r.WithDefaults()
@@ -138,6 +142,7 @@ func changes(p, r Plan, why map[string]string) []Change {
 		{"MaxBackoff", p.MaxBackoff, r.MaxBackoff}, {"MaxDeliveryAttempts", 0, 0},
 		{"RequestTimeout", p.RequestTimeout, r.RequestTimeout}, {"StoreTimeout", p.StoreTimeout, r.StoreTimeout},
 		{"DeadLetterReplayWindow", p.DeadLetterReplayWindow, r.DeadLetterReplayWindow},
+		{"StoreOutage", p.StoreOutage, r.StoreOutage},
 	} {
 		switch {
 		case f.name == "MaxDeliveryAttempts" && p.MaxDeliveryAttempts != r.MaxDeliveryAttempts:

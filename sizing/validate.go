@@ -46,6 +46,7 @@ var prose = map[string]string{
 	"RequestTimeout":         "Cloud Run request timeout",
 	"StoreTimeout":           "Store timeout",
 	"DeadLetterReplayWindow": "Dead-letter replay window",
+	"StoreOutage":            "Store outage",
 }
 
 // signs reports negative fields and the required fields left zero.
@@ -66,6 +67,7 @@ func (c *checker) signs(p Plan) {
 		{"RequestTimeout", p.RequestTimeout, "zero for the default"},
 		{"StoreTimeout", p.StoreTimeout, "zero for the default"},
 		{"DeadLetterReplayWindow", p.DeadLetterReplayWindow, "zero for no replay"},
+		{"StoreOutage", p.StoreOutage, "zero for none budgeted"},
 	} {
 		switch {
 		case f.v < 0 && f.zero != "":
@@ -211,6 +213,9 @@ func (c *checker) invariants(r Plan) {
 	if r.Heartbeat > 0 {
 		behind = "a holder that dies after its last renewal (work deadline plus heartbeat plus lease)"
 	}
+	if a.Outage > 0 {
+		behind += " plus a store outage of " + fmtDur(a.Outage)
+	}
 	if a.Required <= DeliveryAttemptsMax {
 		c.addInv(3, "MaxDeliveryAttempts", "Dead-letter max delivery attempts %d cannot cover a wait of %s behind %s: with every retry at the %s minimum backoff it needs %d (invariant 3); raise it to %d or leave zero to size it", n, fmtDur(a.Wait), behind, fmtDur(r.MinBackoff), a.Required, a.Required)
 		return
@@ -219,7 +224,10 @@ func (c *checker) invariants(r Plan) {
 	if r.Heartbeat > 0 {
 		fix = "shorten the lease or the work deadline"
 	}
-	if m := MinBackoffFor(a.Wait, DeliveryAttemptsMax); m <= RetryBackoffMax {
+	if a.Outage > 0 {
+		fix += ", or budget a shorter store outage"
+	}
+	if m := minBackoffFor(a.Wait, a.Outage, DeliveryAttemptsMax); m <= RetryBackoffMax {
 		fix = fmt.Sprintf("raise the minimum backoff to at least %s with %d attempts, or %s", fmtDur(m), DeliveryAttemptsMax, fix)
 	} else {
 		fix = "no minimum backoff up to 600s fits; " + fix

@@ -44,6 +44,36 @@ func TestSizingVerdicts(t *testing.T) {
 	}
 }
 
+// TestSizingStoreOutage checks that sizing always reports the outage the
+// attempts ride out, and sizes the attempts for a budgeted one.
+func TestSizingStoreOutage(t *testing.T) {
+	tests := []struct {
+		args []string
+		want []string
+		safe bool
+	}{
+		{[]string{"--lease", "60s", "--heartbeat", "20s", "--work-deadline", "60s"},
+			[]string{"store outage           0s  (none)", "store outage ridden out by 17 attempts", "  conservative 0s, doubling 1h28m10s;"}, true},
+		{[]string{"--lease", "60s", "--heartbeat", "20s", "--work-deadline", "60s", "--max-delivery-attempts", "30"},
+			[]string{"store outage ridden out by 30 attempts", "  conservative 2m10s,"}, true},
+		{[]string{"--lease", "60s", "--heartbeat", "20s", "--work-deadline", "60s", "--store-outage", "5m"},
+			[]string{"W = longest wait behind a holder = 2m20s, plus a 5m store outage", "45, +2 margin = 47 required", "  conservative 5m,"}, true},
+		{[]string{"--lease", "60s", "--heartbeat", "20s", "--work-deadline", "60s", "--store-outage", "5m", "--max-delivery-attempts", "30"},
+			[]string{"--max-delivery-attempts: Dead-letter max delivery attempts 30 cannot cover a wait of 2m20s behind a holder that dies after its last renewal (work deadline plus heartbeat plus lease) plus a store outage of 5m"}, false},
+	}
+	for _, tt := range tests {
+		out, err := run(t, append([]string{"sizing"}, tt.args...)...)
+		if (err == nil) != tt.safe {
+			t.Errorf("%v: err %v", tt.args, err)
+		}
+		for _, w := range tt.want {
+			if !strings.Contains(out, w) {
+				t.Errorf("%v: output lacks %q:\n%s", tt.args, w, out)
+			}
+		}
+	}
+}
+
 // TestSizingNamesInvariantsAndFixes runs the plans issue reports used: a TTL
 // below the redelivery horizon, an explicit attempts count --recommend must
 // raise, a zero minimum backoff.

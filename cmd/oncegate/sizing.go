@@ -19,7 +19,7 @@ var sizingFlags = map[string]string{
 	"ShutdownGrace": "shutdown-grace", "AckDeadline": "ack-deadline", "MinBackoff": "min-backoff",
 	"MaxBackoff": "max-backoff", "MaxDeliveryAttempts": "max-delivery-attempts",
 	"RequestTimeout": "request-timeout", "StoreTimeout": "store-timeout",
-	"DeadLetterReplayWindow": "dead-letter-replay-window",
+	"DeadLetterReplayWindow": "dead-letter-replay-window", "StoreOutage": "store-outage",
 }
 
 func newSizingCmd() *cobra.Command {
@@ -87,6 +87,7 @@ output says so.`,
 	f.DurationVar(&p.RequestTimeout, "request-timeout", 0, "Cloud Run request timeout, at most 3600s (default 300s, or the time budget when longer)")
 	f.DurationVar(&p.StoreTimeout, "store-timeout", 0, "bound of each store phase: claim, complete (retried within it), unknown mark (default 2s, at least 100ms)")
 	f.DurationVar(&p.DeadLetterReplayWindow, "dead-letter-replay-window", 0, "how long after dead-lettering a replay under the same key may still be delivered (0: never replayed)")
+	f.DurationVar(&p.StoreOutage, "store-outage", 0, "the longest store outage the delivery attempts must ride out: every delivery during one is nacked (0: none budgeted)")
 	f.BoolVar(&recommend, "recommend", false, "complete the plan into a safe one where possible, saying what changed and why")
 	return cmd
 }
@@ -109,20 +110,27 @@ func printPlan(w io.Writer, in, p sizing.Plan) {
 		{"max delivery attempts", strconv.Itoa(in.MaxDeliveryAttempts), strconv.Itoa(p.MaxDeliveryAttempts)},
 		{"request timeout", fd(in.RequestTimeout), fd(p.RequestTimeout)}, {"store timeout", fd(in.StoreTimeout), fd(p.StoreTimeout)},
 		{"dead-letter replay", fd(in.DeadLetterReplayWindow), fd(p.DeadLetterReplayWindow)},
+		{"store outage", fd(in.StoreOutage), fd(p.StoreOutage)},
 	} {
 		note := ""
 		switch {
 		case (row.in == "0s" || row.in == "0") && row.in != row.out:
 			note = "  (default)"
-		case row.out == "0s" && (row.name == "heartbeat" || row.name == "dead-letter replay"):
+		case row.out == "0s" && (row.name == "heartbeat" || row.name == "dead-letter replay" || row.name == "store outage"):
 			note = "  (none)"
 		}
 		fmt.Fprintf(w, "  %-22s %s%s\n", row.name, row.out, note)
 	}
-	fmt.Fprintf(w, "attempts model (W = longest wait behind a holder = %s)\n", fd(a.Wait))
+	n := p.MaxDeliveryAttempts
+	fmt.Fprintf(w, "attempts model (W = longest wait behind a holder = %s", fd(a.Wait))
+	if a.Outage > 0 {
+		fmt.Fprintf(w, ", plus a %s store outage", fd(a.Outage))
+	}
+	fmt.Fprintf(w, ")\n")
 	fmt.Fprintf(w, "  conservative (every delay = min backoff)  %d, +%d margin = %d required\n", a.Conservative, sizing.Margin, a.Required)
 	fmt.Fprintf(w, "  doubling (min backoff doubling to max)    %d\n", a.Doubling)
-	n := p.MaxDeliveryAttempts
+	fmt.Fprintf(w, "store outage ridden out by %d attempts (every delivery during one is nacked)\n", n)
+	fmt.Fprintf(w, "  conservative %s, doubling %s; a longer outage dead-letters healthy messages (--store-outage budgets one)\n", fd(a.RideOut), fd(a.RideOutDoubling))
 	fmt.Fprintf(w, "redelivery horizon (invariant 4: ttl ≥ horizon + replay window)\n")
 	fmt.Fprintf(w, "  %d attempts × %s ack deadline + %d × %s max backoff = %s", n, fd(p.AckDeadline), max(n-1, 0), fd(p.MaxBackoff), fd(p.Horizon()))
 	if p.DeadLetterReplayWindow > 0 {

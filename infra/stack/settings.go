@@ -35,6 +35,7 @@ var durationKeys = []struct {
 	{"requestTimeout", "", func(p *sizing.Plan, d time.Duration) { p.RequestTimeout = d }},
 	{"storeTimeout", "", func(p *sizing.Plan, d time.Duration) { p.StoreTimeout = d }},
 	{"deadLetterReplayWindow", "", func(p *sizing.Plan, d time.Duration) { p.DeadLetterReplayWindow = d }},
+	{"storeOutage", "", func(p *sizing.Plan, d time.Duration) { p.StoreOutage = d }},
 }
 
 // settings are the stack's configuration, read and checked.

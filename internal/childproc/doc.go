@@ -6,4 +6,7 @@
 // on Linux, asks the kernel to SIGKILL the child when the parent dies (the
 // parent-death signal, prctl(PR_SET_PDEATHSIG)), so no server survives a crashed or
 // killed test binary or CLI.
+//
+// On systems without Unix process groups (Windows) Start refuses with
+// [ErrUnsupported], so the packages that use it still build there.
 package childproc

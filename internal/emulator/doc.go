@@ -33,5 +33,6 @@
 // --format=value(installation.sdk_root)`), else /usr/lib/google-cloud-sdk, the root
 // of the Debian packages. Java is $JAVA, else $JAVA_HOME/bin/java, else java on PATH.
 // When an emulator or Java is missing the error wraps [ErrNotInstalled] and names
-// the Debian package to install.
+// the Debian package to install. On Windows every Start fails with
+// [ErrUnsupportedOS] before looking for either.
 package emulator

@@ -10,10 +10,10 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"strings"
 	"sync"
-	"syscall"
 	"time"
 
 	"google.golang.org/api/option"
@@ -232,20 +232,10 @@ func (e *Emulator) Stop() error {
 	return e.stopErr
 }
 
-// terminate sends SIGTERM to the process group led by pid, then SIGKILL after
-// stopTimeout, and returns once done is closed.
-func terminate(pid int, done <-chan struct{}) {
-	_ = syscall.Kill(-pid, syscall.SIGTERM)
-	select {
-	case <-done:
-		return
-	case <-time.After(stopTimeout):
-	}
-	_ = syscall.Kill(-pid, syscall.SIGKILL)
-	<-done
-}
-
 func start(ctx context.Context, k *kind, o Options) (*Emulator, error) {
+	if !supported {
+		return nil, fmt.Errorf("%s on %s: %w", k.name, runtime.GOOS, ErrUnsupportedOS)
+	}
 	if o.Dir == "" {
 		return nil, fmt.Errorf("%s: Options.Dir is empty (want the directory for its log)", k.name)
 	}

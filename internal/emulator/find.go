@@ -26,6 +26,11 @@ const gcloudInfoTimeout = 30 * time.Second
 // Java is not installed; the error's text names the Debian packages to install.
 var ErrNotInstalled = errors.New("emulator not installed")
 
+// ErrUnsupportedOS is wrapped by every Start on a system without Unix process
+// groups (Windows): the emulators run as children that must not outlive the
+// process that started them (internal/childproc), which needs them.
+var ErrUnsupportedOS = errors.New("starting Google's emulators is supported on Linux and macOS")
+
 // NotInstalledError says which emulator could not be found, where it was looked for,
 // and which Debian packages provide what is missing. It matches ErrNotInstalled
 // under errors.Is.

@@ -1,7 +1,6 @@
 package testenv
 
 import (
-	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -10,7 +9,6 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"syscall"
 )
 
 // dirPrefix starts the name of every server directory:
@@ -54,12 +52,6 @@ func dirOwner(name string) (int, bool) {
 	}
 	pid, err := strconv.Atoi(parts[1])
 	return pid, err == nil && pid > 0
-}
-
-// processAlive reports whether a process with this pid exists.
-func processAlive(pid int) bool {
-	err := syscall.Kill(pid, 0)
-	return err == nil || errors.Is(err, syscall.EPERM)
 }
 
 // readFrom returns what a log file holds from offset on, at most its last 4 KiB.

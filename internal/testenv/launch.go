@@ -3,10 +3,10 @@ package testenv
 import (
 	"errors"
 	"fmt"
-	"os"
 	"strings"
-	"syscall"
 	"testing"
+
+	"github.com/oncegate/oncegate/internal/childproc"
 )
 
 // portAttempts is how many free ports a new server tries: a port chosen free can be
@@ -16,7 +16,7 @@ const portAttempts = 3
 // launch makes a server directory (owned by cred's user when set), runs prepare in it,
 // starts bin on a free port and runs setup once the server answers. On error nothing
 // is left running and the directory is removed.
-func launch(f *flavor, bin string, cred *syscall.Credential, prepare, setup func(s *Server) error) (_ *Server, err error) {
+func launch(f *flavor, bin string, cred *childproc.Credential, prepare, setup func(s *Server) error) (_ *Server, err error) {
 	dir, err := makeDir(f.kind)
 	if err != nil {
 		return nil, err
@@ -27,10 +27,8 @@ func launch(f *flavor, bin string, cred *syscall.Credential, prepare, setup func
 			_ = s.close()
 		}
 	}()
-	if cred != nil {
-		if err := os.Chown(dir, int(cred.Uid), int(cred.Gid)); err != nil {
-			return nil, fmt.Errorf("%s: %w", f.kind, err)
-		}
+	if err := chownTo(dir, cred); err != nil {
+		return nil, fmt.Errorf("%s: %w", f.kind, err)
 	}
 	if prepare != nil {
 		if err := prepare(s); err != nil {

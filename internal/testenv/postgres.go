@@ -3,9 +3,7 @@ package testenv
 import (
 	"context"
 	"fmt"
-	"os"
 	"os/exec"
-	"os/user"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -87,7 +85,7 @@ func newPostgresServer() (*Server, error) {
 		cmd := exec.Command(initdb, "-D", filepath.Join(s.dir, "data"), "-U", "postgres",
 			"-A", "trust", "-E", "UTF8", "--locale=C", "--no-sync")
 		cmd.Dir = s.dir
-		cmd.SysProcAttr = &syscall.SysProcAttr{Credential: cred}
+		runAs(cmd, cred)
 		return runLogged(cmd, s.dir, "initdb")
 	}
 	setup := func(s *Server) error {
@@ -134,26 +132,6 @@ func postgresBinaries() (initdb, postgres string, err error) {
 func pgVersion(binDir string) int {
 	v, _ := strconv.Atoi(filepath.Base(filepath.Dir(binDir)))
 	return v
-}
-
-// postgresCredential is nil for a non-root process; as root it is the postgres user,
-// or nobody, since postgres refuses to run as root.
-func postgresCredential() (*syscall.Credential, error) {
-	if os.Geteuid() != 0 {
-		return nil, nil
-	}
-	for _, name := range []string{"postgres", "nobody"} {
-		u, err := user.Lookup(name)
-		if err != nil {
-			continue
-		}
-		uid, err1 := strconv.ParseUint(u.Uid, 10, 32)
-		gid, err2 := strconv.ParseUint(u.Gid, 10, 32)
-		if err1 == nil && err2 == nil {
-			return &syscall.Credential{Uid: uint32(uid), Gid: uint32(gid)}, nil
-		}
-	}
-	return nil, fmt.Errorf("postgres refuses to run as root, and neither user postgres nor nobody exists")
 }
 
 // pingPostgres connects to dsn and runs SELECT 1.

@@ -45,8 +45,8 @@ type Server struct {
 	flavor *flavor
 	dir    string
 	port   int
-	cred   *syscall.Credential // user the process runs as; nil means this process's user
-	cmd    string              // binary path, for messages
+	cred   *childproc.Credential // user the process runs as; nil means this process's user
+	cmd    string                // binary path, for messages
 
 	mu     sync.Mutex
 	proc   *process // nil while stopped
@@ -142,14 +142,14 @@ func (s *Server) Restart(t testing.TB) {
 // the server is stopped.
 func (s *Server) Pause(t testing.TB) {
 	t.Helper()
-	s.signal(t, syscall.SIGSTOP, true)
+	s.signal(t, sigStop, true)
 }
 
 // Resume lets a paused server's processes go on with SIGCONT. It fails the test if
 // the server is stopped.
 func (s *Server) Resume(t testing.TB) {
 	t.Helper()
-	s.signal(t, syscall.SIGCONT, false)
+	s.signal(t, sigCont, false)
 }
 
 func (s *Server) signal(t testing.TB, sig syscall.Signal, paused bool) {
@@ -252,10 +252,10 @@ func (s *Server) stopLocked(graceful bool) {
 	s.proc = nil
 	pid := p.cmd.Process.Pid
 	if p.paused {
-		signalTree(pid, syscall.SIGCONT)
+		signalTree(pid, sigCont)
 	}
 	if graceful {
-		_ = syscall.Kill(pid, s.flavor.stopSignal)
+		_ = signalPid(pid, s.flavor.stopSignal)
 		select {
 		case <-p.done:
 		case <-time.After(stopTimeout):

@@ -1,7 +1,9 @@
 // Package workerproc runs reference-worker processes for the demo and the
 // end-to-end tests, so a crash is a real SIGKILL of a real process. Each process
 // listens on its own loopback port (PORT), logs JSON lines to stderr, and
-// answers GET /healthz when ready.
+// answers GET /healthz when ready. Processes start through internal/childproc,
+// so on Windows Start fails with childproc.ErrUnsupported; Pause and Resume
+// (SIGSTOP, SIGCONT) exist on Unix only.
 package workerproc
 
 import (
@@ -141,10 +143,6 @@ func (p *Proc) Kill() { p.signal(syscall.SIGKILL) }
 
 // Stop sends SIGTERM (a graceful shutdown) and waits for the process to exit.
 func (p *Proc) Stop() { p.signal(syscall.SIGTERM) }
-
-// Pause sends SIGSTOP; Resume sends SIGCONT.
-func (p *Proc) Pause()  { p.send(syscall.SIGSTOP) }
-func (p *Proc) Resume() { p.send(syscall.SIGCONT) }
 
 func (p *Proc) send(sig syscall.Signal) {
 	p.mu.Lock()

@@ -126,6 +126,8 @@ func TestRefusals(t *testing.T) {
 		{"unsafe plan: store timeout past the ack deadline", valid.with("ONCEGATE_STORE_TIMEOUT", "4s"), []string{"ONCEGATE_ACK_DEADLINE", "ONCEGATE_REQUEST_TIMEOUT"},
 			"raise the ack deadline to at least 5m12s, or lower the work deadline to 4m58s or the store timeout to 3.333s"},
 		{"store timeout not a duration", valid.with("ONCEGATE_STORE_TIMEOUT", "3"), []string{"ONCEGATE_STORE_TIMEOUT"}, "Go duration"},
+		{"unsafe plan: negative store outage", valid.with("ONCEGATE_STORE_OUTAGE", "-1m"), []string{"ONCEGATE_STORE_OUTAGE"}, "zero for none budgeted"},
+		{"store outage not a duration", valid.with("ONCEGATE_STORE_OUTAGE", "5"), []string{"ONCEGATE_STORE_OUTAGE"}, "Go duration"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

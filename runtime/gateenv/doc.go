@@ -7,7 +7,7 @@
 //	ONCEGATE_ACK_DEADLINE, ONCEGATE_MIN_BACKOFF, ONCEGATE_MAX_BACKOFF,
 //	ONCEGATE_MAX_DELIVERY_ATTEMPTS, ONCEGATE_SHUTDOWN_GRACE,
 //	ONCEGATE_REQUEST_TIMEOUT, ONCEGATE_STORE_TIMEOUT,
-//	ONCEGATE_DEAD_LETTER_REPLAY_WINDOW
+//	ONCEGATE_DEAD_LETTER_REPLAY_WINDOW, ONCEGATE_STORE_OUTAGE
 //	                              the sizing plan (see sizing.FromEnv)
 //	ONCEGATE_SQL_DSN              sql: postgres://…, postgresql://…, mysql://…, sqlite:<path>
 //	ONCEGATE_SQL_MAX_CONNS        sql: the pool bound (default sqlgate.DefaultMaxConns)

@@ -42,7 +42,7 @@ var planVars = map[string]string{
 	"AckDeadline": sizing.EnvAckDeadline, "MinBackoff": sizing.EnvMinBackoff,
 	"MaxBackoff": sizing.EnvMaxBackoff, "MaxDeliveryAttempts": sizing.EnvMaxDeliveryAttempts,
 	"RequestTimeout": sizing.EnvRequestTimeout, "StoreTimeout": sizing.EnvStoreTimeout,
-	"DeadLetterReplayWindow": sizing.EnvDeadLetterReplayWindow,
+	"DeadLetterReplayWindow": sizing.EnvDeadLetterReplayWindow, "StoreOutage": sizing.EnvStoreOutage,
 }
 
 // unsafePlan names the variables behind each violation of the plan.

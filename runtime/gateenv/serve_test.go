@@ -98,7 +98,7 @@ func TestServeClosesStalledConnections(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel) // after the parallel subtests
 	to := gateenv.ServerTimeouts(servePlan)
-	addr, _, _ := serving(t, ctx, readBody(to.ReadBody+time.Second), syscall.SIGUSR2)
+	addr, _, _ := serving(t, ctx, readBody(to.ReadBody+time.Second), sigUSR2)
 	ack := servePlan.AckDeadline
 	const head = "POST / HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
 	for _, tc := range []struct {
@@ -167,7 +167,7 @@ func TestServeDrainsOnSIGTERM(t *testing.T) {
 		answered <- resp.StatusCode
 	}()
 	<-entered
-	if err := syscall.Kill(os.Getpid(), syscall.SIGTERM); err != nil {
+	if err := raise(t, syscall.SIGTERM); err != nil {
 		t.Fatal(err)
 	}
 	deadline := time.Now().Add(servePlan.ShutdownGrace)
@@ -209,7 +209,7 @@ func TestServeDrainTimeout(t *testing.T) {
 		<-release
 	})
 	ctx, cancel := context.WithCancel(context.Background())
-	addr, done, f := serving(t, ctx, h, syscall.SIGUSR2)
+	addr, done, f := serving(t, ctx, h, sigUSR2)
 	answered := make(chan error, 1)
 	go func() {
 		resp, err := http.Post("http://"+addr+"/", "application/json", strings.NewReader("{}"))
@@ -255,7 +255,7 @@ func TestServeEmptySignalsMeansDefault(t *testing.T) {
 	if err := post(); err != nil {
 		t.Fatal(err)
 	}
-	if err := syscall.Kill(os.Getpid(), syscall.SIGWINCH); err != nil {
+	if err := raise(t, sigWINCH); err != nil {
 		t.Fatal(err)
 	}
 	select {
@@ -266,7 +266,7 @@ func TestServeEmptySignalsMeansDefault(t *testing.T) {
 	if err := post(); err != nil {
 		t.Fatalf("not serving after SIGWINCH: %v", err)
 	}
-	if err := syscall.Kill(os.Getpid(), syscall.SIGINT); err != nil {
+	if err := raise(t, syscall.SIGINT); err != nil {
 		t.Fatal(err)
 	}
 	if err := <-done; err != nil {
@@ -308,7 +308,7 @@ func TestServeStalledPushBodyIsANack(t *testing.T) {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
-	addr, _, _ := serving(t, ctx, h, syscall.SIGUSR2)
+	addr, _, _ := serving(t, ctx, h, sigUSR2)
 	conn, err := net.Dial("tcp", addr)
 	if err != nil {
 		t.Fatal(err)

@@ -4,7 +4,6 @@ import (
 	"context"
 	"strconv"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -145,15 +144,6 @@ func serverCPU(b *testing.B, c *redis.Client) time.Duration {
 		}
 	}
 	return time.Duration(total * float64(time.Second))
-}
-
-// clientCPU returns the CPU time this process has used (user + system).
-func clientCPU(b *testing.B) time.Duration {
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
-		b.Fatalf("getrusage: %v", err)
-	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
 // benchAddr returns addr itself, or with latencyMillis > 0 the address of a

@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
+
+	"github.com/oncegate/oncegate/internal/childproc"
 )
 
 // redisProc is a redis-server process a test started itself, for setups
@@ -44,9 +46,8 @@ func startRedis(dir string, port int, env []string, args ...string) (*redisProc,
 	cmd := exec.Command(bin, append(base, args...)...)
 	cmd.Dir, cmd.Stdout, cmd.Stderr = dir, log, log
 	cmd.Env = append(os.Environ(), env...)
-	// Own process group, killed with the test binary if it dies first.
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
-	if err := cmd.Start(); err != nil {
+	// Own process group, killed with the test binary if it dies first (on Linux).
+	if err := childproc.Start(cmd, nil); err != nil {
 		return nil, err
 	}
 	p := &redisProc{port: port, dir: dir, cmd: cmd, done: make(chan struct{})}
@@ -75,13 +76,13 @@ func startRedis(dir string, port int, env []string, args ...string) (*redisProc,
 	}
 }
 
-// stop ends the server (SIGTERM, then SIGKILL to its group after 5s) and waits.
+// stop ends the server (SIGTERM, then SIGKILL after 5s) and waits.
 func (p *redisProc) stop() {
 	_ = p.cmd.Process.Signal(syscall.SIGTERM)
 	select {
 	case <-p.done:
 	case <-time.After(5 * time.Second):
-		_ = syscall.Kill(-p.cmd.Process.Pid, syscall.SIGKILL)
+		_ = p.cmd.Process.Kill()
 		<-p.done
 	}
 }

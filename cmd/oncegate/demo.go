@@ -32,7 +32,12 @@ the store and prints the oncegate inspect command that reads it.
 --pubsub=emulator (the default when PUBSUB_EMULATOR_HOST is set) replaces the
 embedded fake and the bridge with Google's Pub/Sub emulator pushing to the workers
 itself, dead-letter policy included (Debian package google-cloud-cli-pubsub-emulator,
-Java 17).`,
+Java 17).
+
+--pull runs the workers as pull subscribers (oncegate worker --pull) that receive
+by streaming pull, from the embedded fake or the emulator, with the same orders,
+supplier, kill and verdict; trouble the push demo injects as extra pushes is
+published as extra copies of the order instead.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			o.Out = cmd.OutOrStdout()
@@ -45,6 +50,7 @@ Java 17).`,
 	cmd.Flags().IntVar(&o.Workers, "workers", 3, "worker processes")
 	cmd.Flags().Uint64Var(&o.Seed, "seed", 1, "seed of the trouble mix")
 	cmd.Flags().StringVar(&o.PubSub, "pubsub", "", "embedded (pstest and the push bridge; needs only Go) or emulator (Google's emulator pushing: $PUBSUB_EMULATOR_HOST, or one the demo starts); default emulator when PUBSUB_EMULATOR_HOST is set, else embedded")
+	cmd.Flags().BoolVar(&o.Pull, "pull", false, "run the workers as pull subscribers (worker --pull: streaming pull from a pull subscription) instead of push endpoints")
 	cmd.Flags().BoolVar(&o.NoKill, "no-kill", false, "do not kill and restart a worker")
 	cmd.Flags().BoolVar(&o.Keep, "keep", false, "keep the store after the run and print how to inspect it")
 	cmd.Flags().StringVar(&o.Namespace, "namespace", "", "key namespace (default: a fresh demo-<time>-<hex> per run)")

@@ -18,8 +18,11 @@ type Report struct {
 	// Published counts messages (a republished order counts twice);
 	// DistinctOrders the orders that should reach the supplier (all but poison).
 	Published, DistinctOrders int
+	// Pull says the workers were pull subscribers (Options.Pull).
+	Pull bool
 	// Deliveries counts push requests: Pub/Sub's (through the balancer) plus
-	// the injected ones.
+	// the injected ones; with Pull, the deliveries the workers logged (the
+	// injected trouble is published, so it is in Published).
 	Deliveries int64
 	// BodiesRun counts supplier calls (every body run calls it once).
 	BodiesRun int
@@ -61,10 +64,13 @@ func (r Report) OK() bool {
 // report judges the run so far: dead holds the dead-lettered message ids.
 func (r *run) report(start time.Time, msgs []message, dead map[string]bool, orders []order) Report {
 	ns := r.o.Namespace + ":"
-	rep := Report{Duration: time.Since(start), Namespace: r.o.Namespace, Published: len(msgs),
+	rep := Report{Duration: time.Since(start), Namespace: r.o.Namespace, Published: len(msgs), Pull: r.o.Pull,
 		Deliveries: r.pushes.Load() + r.injected.Load(), DeadLettered: len(dead),
 		Ran: r.outcome("ran"), Duplicates: r.outcome("duplicate"), InProgress: r.outcome("in-progress"),
 		BodyFailed: r.outcome("body-failed")}
+	if r.o.Pull {
+		rep.Deliveries = r.pushes.Load()
+	}
 	lines, kills := r.history()
 	rep.Kills = len(kills)
 	calls := r.supplier.Calls()
@@ -128,16 +134,20 @@ const maxProblems = 20
 
 func (r Report) print(w io.Writer) {
 	fmt.Fprintf(w, "\nreport (%.1fs, namespace %s)\n", r.Duration.Seconds(), r.Namespace)
+	deliveries, contention := "deliveries (push)", "contention nacks (503)"
+	if r.Pull {
+		deliveries, contention = "deliveries (pull)", "contention nacks"
+	}
 	for _, row := range []struct {
 		label string
 		n     int64
 		note  string
 	}{
 		{"messages published", int64(r.Published), ""},
-		{"deliveries (push)", r.Deliveries, ""},
+		{deliveries, r.Deliveries, ""},
 		{"bodies run (supplier calls)", int64(r.BodiesRun), ""},
 		{"duplicates skipped", r.Duplicates, ""},
-		{"contention nacks (503)", r.InProgress, ""},
+		{contention, r.InProgress, ""},
 		{"body failures (nacked)", r.BodyFailed, ""},
 		{"dead-lettered", int64(r.DeadLettered), ""},
 		{"workers killed", int64(r.Kills), ""},

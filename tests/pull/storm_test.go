@@ -215,6 +215,17 @@ func storm(t *testing.T, plan sizing.PullPlan, benv []string, orders, kills int)
 	for _, l := range lines {
 		outcomes[l.Outcome]++
 	}
+	renewFailed := 0
+	book.mu.Lock()
+	for _, es := range book.errs {
+		for _, e := range es {
+			if strings.Contains(e, "lease renewal failed") {
+				renewFailed++
+			}
+		}
+	}
+	book.mu.Unlock()
+	t.Logf("failed lease renewals (retried): %d", renewFailed)
 	t.Logf("outcomes %v; supplier duplicates (accepted twice) %d, stale fences %d", outcomes, rep.Duplicates, rep.StaleFences)
 	if lost != 0 {
 		t.Errorf("%d orders lost (never accepted by the supplier)", lost)
@@ -233,6 +244,11 @@ func storm(t *testing.T, plan sizing.PullPlan, benv []string, orders, kills int)
 					t.Logf("  %s: worker %d logged %s at %s", k, l.Worker, l.Outcome, l.Time.Format("15:04:05.000"))
 				}
 			}
+			book.mu.Lock()
+			for _, e := range book.errs[k] {
+				t.Logf("  %s: %s", k, e)
+			}
+			book.mu.Unlock()
 		}
 	}
 	if rep.StaleFences != 0 {
@@ -261,6 +277,7 @@ type book struct {
 	calls []crashwindow.Call
 	lines []crashwindow.Line
 	kills []crashwindow.Kill
+	errs  map[string][]string // key → the errors its delivery lines carried, for a failure's dump
 }
 
 func (b *book) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -279,6 +296,18 @@ func (b *book) sink(i int) func(map[string]any) {
 	return func(m map[string]any) {
 		out, ok := m["outcome"].(string)
 		if !ok {
+			// The heartbeat's warnings ("lease renewal failed; retrying") carry the
+			// key but no outcome: keep them for a failure's dump.
+			if k, _ := m["key"].(string); k != "" {
+				msg, _ := m["msg"].(string)
+				e, _ := m["err"].(string)
+				b.mu.Lock()
+				if b.errs == nil {
+					b.errs = map[string][]string{}
+				}
+				b.errs[k] = append(b.errs[k], fmt.Sprintf("worker %d at %v: %s %s", i, m["time"], msg, e))
+				b.mu.Unlock()
+			}
 			return
 		}
 		l := crashwindow.Line{Worker: i, Outcome: out}
@@ -288,6 +317,12 @@ func (b *book) sink(i int) func(map[string]any) {
 		}
 		b.mu.Lock()
 		b.lines = append(b.lines, l)
+		if e, ok := m["err"].(string); ok && l.Key != "" {
+			if b.errs == nil {
+				b.errs = map[string][]string{}
+			}
+			b.errs[l.Key] = append(b.errs[l.Key], fmt.Sprintf("worker %d %s at %s: %s", i, out, l.Time.Format("15:04:05.000"), e))
+		}
 		b.mu.Unlock()
 	}
 }

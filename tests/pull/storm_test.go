@@ -205,11 +205,21 @@ func storm(t *testing.T, plan sizing.PullPlan, benv []string, orders, kills int)
 	}
 
 	rep := book.sup.Report()
-	calls, lines, ks := book.history()
+	raw, lines, ks := book.history()
+	// The repeats to explain are effects: calls the supplier accepted. A call it
+	// refused (a stale fence) or that its caller abandoned (the work deadline,
+	// a lost lease) committed nothing, and the delivery that made it failed, so
+	// running the body again is the retry the ack table asks for, not a repeat.
+	var calls []crashwindow.Call
+	for _, c := range book.sup.Calls() {
+		if c.Committed {
+			calls = append(calls, crashwindow.Call{Worker: c.Worker, Key: c.Key, Start: c.Start})
+		}
+	}
 	a := crashwindow.Account(calls, lines, ks)
 	lost := orders - rep.Orders
-	t.Logf("pull storm: %d orders (+%d republished), %d kills, %d supplier calls, %d accepted; lost %d, repeats %d (explained %d by %d kills inside the window), unexplained %d; storm %s, total %s",
-		orders, (orders+9)/10, len(ks), a.Calls, rep.Orders, lost, a.Extra, a.Explained, a.KillsInWindow, a.Unexplained,
+	t.Logf("pull storm: %d orders (+%d republished), %d kills, %d supplier calls (%d accepted, %d distinct orders); lost %d, repeats %d (explained %d by %d kills inside the window; %d after a not-recorded answer), unexplained %d; storm %s, total %s",
+		orders, (orders+9)/10, len(ks), len(raw), a.Calls, rep.Orders, lost, a.Extra, a.Explained, a.KillsInWindow, a.AfterUnrecorded, a.Unexplained-a.AfterUnrecorded,
 		stormEnd.Sub(start).Round(100*time.Millisecond), time.Since(start).Round(100*time.Millisecond))
 	outcomes := map[string]int{}
 	for _, l := range lines {
@@ -230,8 +240,17 @@ func storm(t *testing.T, plan sizing.PullPlan, benv []string, orders, kills int)
 	if lost != 0 {
 		t.Errorf("%d orders lost (never accepted by the supplier)", lost)
 	}
-	if a.Unexplained != 0 {
-		t.Errorf("%d unexplained repeated calls, keys %v", a.Unexplained, a.UnexplainedKeys)
+	// A repeat after a not-recorded answer (the store took neither the done
+	// record nor the unknown mark after the effect, so a republished copy
+	// reclaimed the key once the lease lapsed) is the gap docs/design.md's ack
+	// table leaves, reported apart; any other is a failure.
+	if a.AfterUnrecorded != 0 {
+		t.Logf("%d repeated calls after a not-recorded answer (the store failed after the effect), keys among %v", a.AfterUnrecorded, a.UnexplainedKeys)
+	}
+	if a.Unexplained != a.AfterUnrecorded {
+		t.Errorf("%d unexplained repeated calls, keys %v", a.Unexplained-a.AfterUnrecorded, a.UnexplainedKeys)
+	}
+	if a.Unexplained != 0 { // each key's history, for the record
 		for _, k := range a.UnexplainedKeys {
 			for _, c := range book.sup.Calls() {
 				if c.Key == k {

@@ -24,7 +24,9 @@ worker killed with SIGKILL and restarted, a poison order), then prints a report.
 Each run uses a fresh namespace (printed), so runs on one database never meet. The
 report counts the orders the supplier holds more than once (must be 0) and the raw
 repeated calls; each repeat must be explained by the kill landing inside the window
-between the supplier call and the done record, as in docs/RELIABILITY.md's crash storm.
+between the supplier call and the done record, as in docs/RELIABILITY.md's crash storm
+(a repeat after an unrecorded effect, a committed call whose worker then reported it
+failed or unrecorded, is counted apart).
 demo exits non-zero, naming the orders and why, if an order is held twice, lost, or
 repeated without such a kill. A failed or interrupted run (--keep: every run) keeps
 the store and prints the oncegate inspect command that reads it.

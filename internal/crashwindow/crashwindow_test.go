@@ -50,6 +50,12 @@ func TestAccount(t *testing.T) {
 		{name: "not-recorded of a later delivery does not count for an earlier call", calls: []crashwindow.Call{c(0, "a", 0), c(0, "a", 4000)},
 			lines: []line{{Worker: 0, Key: "a", Outcome: "ran", Time: at(100)}, {Worker: 0, Key: "a", Outcome: "not-recorded", Time: at(4100)}},
 			extra: 1, unexplained: 1, keys: []string{"a"}},
+		{name: "repeat after an accepted call whose answer was lost (body-failed)", calls: []crashwindow.Call{c(0, "a", 0), c(2, "a", 5800)},
+			lines: []line{{Worker: 0, Key: "a", Outcome: "body-failed", Time: at(5400)}, {Worker: 2, Key: "a", Outcome: "ran", Time: at(5810)}},
+			extra: 1, unexplained: 1, afterUnrecorded: 1, keys: []string{"a"}},
+		{name: "a ran line is not an unrecorded effect", calls: []crashwindow.Call{c(0, "a", 0), c(2, "a", 5800)},
+			lines: []line{{Worker: 0, Key: "a", Outcome: "ran", Time: at(400)}, {Worker: 0, Key: "a", Outcome: "body-failed", Time: at(5400)}},
+			extra: 1, unexplained: 1, keys: []string{"a"}},
 		{name: "not-recorded by another worker does not count", calls: []crashwindow.Call{c(0, "a", 0), c(1, "a", 4000)},
 			lines: []line{{Worker: 0, Key: "a", Outcome: "ran", Time: at(100)}, {Worker: 2, Key: "a", Outcome: "not-recorded", Time: at(200)}},
 			extra: 1, unexplained: 1, keys: []string{"a"}},
@@ -68,6 +74,9 @@ func TestAccount(t *testing.T) {
 			}
 			if !slices.Equal(a.UnexplainedKeys, tc.keys) {
 				t.Errorf("UnexplainedKeys = %q, want %q", a.UnexplainedKeys, tc.keys)
+			}
+			if wantU := tc.keys[:min(len(tc.keys), tc.afterUnrecorded)]; !slices.Equal(a.UnrecordedKeys, wantU) {
+				t.Errorf("UnrecordedKeys = %q, want %q", a.UnrecordedKeys, wantU)
 			}
 		})
 	}

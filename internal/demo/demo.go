@@ -16,6 +16,10 @@
 // the done record; crashwindow explains each repeat by the crash storm's rules,
 // and one it cannot explain fails the run. Each run uses a fresh namespace, so a
 // second run on the same PostgreSQL or Redis starts clean.
+//
+// With Options.Pull (`oncegate demo --pull`) the workers are pull subscribers
+// (`oncegate worker --pull`) receiving by streaming pull, sized by PullPlan,
+// with the same orders, supplier, kill and verdict.
 package demo
 
 import (

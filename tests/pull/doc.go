@@ -7,8 +7,9 @@
 // refused or whose caller gave up committed nothing): every order reaches the
 // supplier (0 lost) and every accepted call beyond one per key was cut by a
 // kill between the call and the done record (0 unexplained repeats). A repeat
-// after a not-recorded answer (the store took neither the done record nor the
-// unknown mark after the effect) is reported apart, as the ack table's gap.
+// after an unrecorded effect (an accepted call whose delivery then logged
+// body-failed, its answer lost to the work deadline, or not-recorded) is
+// reported apart, as the ack table's gap (crashwindow.Accounting.AfterUnrecorded).
 //
 // Backends: Redis and PostgreSQL (internal/testenv), SQLite, and Datastore on
 // Google's Datastore emulator (testenv.DatastoreEmulator). ONCEGATE_PULL_STORM_ORDERS and

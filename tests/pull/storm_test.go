@@ -218,7 +218,7 @@ func storm(t *testing.T, plan sizing.PullPlan, benv []string, orders, kills int)
 	}
 	a := crashwindow.Account(calls, lines, ks)
 	lost := orders - rep.Orders
-	t.Logf("pull storm: %d orders (+%d republished), %d kills, %d supplier calls (%d accepted, %d distinct orders); lost %d, repeats %d (explained %d by %d kills inside the window; %d after a not-recorded answer), unexplained %d; storm %s, total %s",
+	t.Logf("pull storm: %d orders (+%d republished), %d kills, %d supplier calls (%d accepted, %d distinct orders); lost %d, repeats %d (explained %d by %d kills inside the window; %d after an unrecorded effect), unexplained %d; storm %s, total %s",
 		orders, (orders+9)/10, len(ks), len(raw), a.Calls, rep.Orders, lost, a.Extra, a.Explained, a.KillsInWindow, a.AfterUnrecorded, a.Unexplained-a.AfterUnrecorded,
 		stormEnd.Sub(start).Round(100*time.Millisecond), time.Since(start).Round(100*time.Millisecond))
 	outcomes := map[string]int{}
@@ -240,12 +240,12 @@ func storm(t *testing.T, plan sizing.PullPlan, benv []string, orders, kills int)
 	if lost != 0 {
 		t.Errorf("%d orders lost (never accepted by the supplier)", lost)
 	}
-	// A repeat after a not-recorded answer (the store took neither the done
-	// record nor the unknown mark after the effect, so a republished copy
-	// reclaimed the key once the lease lapsed) is the gap docs/design.md's ack
-	// table leaves, reported apart; any other is a failure.
+	// A repeat after an unrecorded effect (the supplier accepted the call, but
+	// its answer was lost to the work deadline, body-failed, or the store took
+	// neither the done record nor the unknown mark, not-recorded) is the gap
+	// docs/design.md's ack table leaves, reported apart; any other is a failure.
 	if a.AfterUnrecorded != 0 {
-		t.Logf("%d repeated calls after a not-recorded answer (the store failed after the effect), keys among %v", a.AfterUnrecorded, a.UnexplainedKeys)
+		t.Logf("%d repeated calls after an unrecorded effect (an accepted call whose delivery then logged body-failed or not-recorded), keys among %v", a.AfterUnrecorded, a.UnexplainedKeys)
 	}
 	if a.Unexplained != a.AfterUnrecorded {
 		t.Errorf("%d unexplained repeated calls, keys %v", a.Unexplained-a.AfterUnrecorded, a.UnexplainedKeys)

@@ -223,6 +223,7 @@ func TestReportOK(t *testing.T) {
 	}{
 		{demo.Report{DistinctOrders: 3, SupplierOrders: 3}, true},
 		{demo.Report{DistinctOrders: 3, SupplierOrders: 3, Repeats: 1, ExplainedRepeats: 1}, true},
+		{demo.Report{DistinctOrders: 3, SupplierOrders: 3, Repeats: 1, UnrecordedRepeats: 1}, true},
 		{demo.Report{DistinctOrders: 3, SupplierOrders: 3, HeldMoreThanOnce: 1}, false},
 		{demo.Report{DistinctOrders: 3, SupplierOrders: 3, Repeats: 1, UnexplainedRepeats: 1}, false},
 		{demo.Report{DistinctOrders: 3, SupplierOrders: 2, Missing: 1}, false},

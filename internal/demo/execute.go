@@ -80,7 +80,8 @@ func (r *run) execute(ctx context.Context) (Report, error) {
 		for range copies {
 			id, err := r.ps.Publish(ctx, r.topo.Topic, o.data(), map[string]string{"order_id": o.body.Order})
 			if err != nil {
-				return r.report(start, msgs, nil, orders), fmt.Errorf("demo: publish %s: %w", o.body.Order, context.Cause(ctx))
+				all, _ := snapshot(nil)
+				return r.report(start, all, nil, orders), fmt.Errorf("demo: publish %s: %w", o.body.Order, context.Cause(ctx))
 			}
 			mu.Lock()
 			msgs = append(msgs, message{id: id, o: o})
@@ -92,7 +93,8 @@ func (r *run) execute(ctx context.Context) (Report, error) {
 			case o.concurrent && r.o.Pull:
 				cid, err := r.publishCopy(ctx, o)
 				if err != nil {
-					return r.report(start, msgs, nil, orders), err
+					all, _ := snapshot(nil)
+					return r.report(start, all, nil, orders), err
 				}
 				mu.Lock()
 				msgs = append(msgs, message{id: cid, o: o})

@@ -27,6 +27,15 @@ const (
 	// https://kubernetes.io/docs/concepts/workloads/pods/pod-lifecycle/#pod-termination).
 	// On Cloud Run set ShutdownGrace to DefaultShutdownGrace.
 	DefaultPullShutdownGrace = 30 * time.Second
+	// MinDeployedLease and MinDeployedHeartbeat are the floors a worker
+	// configured from the environment applies at start-up
+	// (runtime/gateenv.MinEnvLease and MinEnvHeartbeat, which are these): a
+	// lease under a second lapses within a few slow round trips to a managed
+	// store, and a shorter heartbeat spends its write budget on one body.
+	// PullPlan.Validate refuses a plan below them, so a plan the components
+	// accept is one the pull workers start with.
+	MinDeployedLease     = time.Second
+	MinDeployedHeartbeat = time.Second
 )
 
 // PullPlan is the plan of a pull subscriber (Subscriber.Receive on GKE,
@@ -141,7 +150,8 @@ func (p PullPlan) held() Plan {
 // 1–3 (as Plan.Validate, without the push request's deadlines), then pull's
 // own rules: a TTL covering the redelivery horizon with the hold in the ack
 // deadline's place (4, Plan's check), the client keeping a message leased for
-// the whole budget (5), the extension period's range, flow control within the
+// the whole budget (5), the runtime's lease and heartbeat floors
+// (MinDeployedLease, MinDeployedHeartbeat), the extension period's range, flow control within the
 // backend's connections, and a drain that leaves room for the release and the
 // nack. It returns nil or a *PlanError naming each fix.
 func (p PullPlan) Validate() error {
@@ -169,6 +179,13 @@ func (c *checker) pull(p, r PullPlan) {
 	}
 	if per := r.MaxExtensionPeriod; per != 0 && (per < ExtensionPeriodMin || per > ExtensionPeriodMax) {
 		c.add("MaxExtensionPeriod", "MaxExtensionPeriod must be 10s–600s (got %s), the client's range for MaxDurationPerAckExtension; set one in range or zero for none", fmtDur(per))
+	}
+	// The runtime's floors (gateenv refuses the plan at start-up below them).
+	if r.Lease > 0 && r.Lease < MinDeployedLease {
+		c.add("Lease", "Lease %s is below the %s floor the pull worker's runtime refuses at start-up (runtime/gateenv); raise it to at least %s", fmtDur(r.Lease), fmtDur(MinDeployedLease), fmtDur(MinDeployedLease))
+	}
+	if r.Heartbeat > 0 && r.Heartbeat < MinDeployedHeartbeat {
+		c.add("Heartbeat", "Heartbeat %s is below the %s floor the pull worker's runtime refuses at start-up (runtime/gateenv); raise it to at least %s (and the lease to at least three times that) or set zero for none", fmtDur(r.Heartbeat), fmtDur(MinDeployedHeartbeat), fmtDur(MinDeployedHeartbeat))
 	}
 	if r.WorkDeadline <= 0 || r.StoreTimeout <= 0 {
 		return

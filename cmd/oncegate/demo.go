@@ -24,7 +24,9 @@ worker killed with SIGKILL and restarted, a poison order), then prints a report.
 Each run uses a fresh namespace (printed), so runs on one database never meet. The
 report counts the orders the supplier holds more than once (must be 0) and the raw
 repeated calls; each repeat must be explained by the kill landing inside the window
-between the supplier call and the done record, as in docs/RELIABILITY.md's crash storm.
+between the supplier call and the done record, as in docs/RELIABILITY.md's crash storm
+(a repeat after an unrecorded effect, a committed call whose worker then reported it
+failed or unrecorded, is counted apart).
 demo exits non-zero, naming the orders and why, if an order is held twice, lost, or
 repeated without such a kill. A failed or interrupted run (--keep: every run) keeps
 the store and prints the oncegate inspect command that reads it.
@@ -32,7 +34,12 @@ the store and prints the oncegate inspect command that reads it.
 --pubsub=emulator (the default when PUBSUB_EMULATOR_HOST is set) replaces the
 embedded fake and the bridge with Google's Pub/Sub emulator pushing to the workers
 itself, dead-letter policy included (Debian package google-cloud-cli-pubsub-emulator,
-Java 17).`,
+Java 17).
+
+--pull runs the workers as pull subscribers (oncegate worker --pull) that receive
+by streaming pull, from the embedded fake or the emulator, with the same orders,
+supplier, kill and verdict; trouble the push demo injects as extra pushes is
+published as extra copies of the order instead.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			o.Out = cmd.OutOrStdout()
@@ -45,6 +52,7 @@ Java 17).`,
 	cmd.Flags().IntVar(&o.Workers, "workers", 3, "worker processes")
 	cmd.Flags().Uint64Var(&o.Seed, "seed", 1, "seed of the trouble mix")
 	cmd.Flags().StringVar(&o.PubSub, "pubsub", "", "embedded (pstest and the push bridge; needs only Go) or emulator (Google's emulator pushing: $PUBSUB_EMULATOR_HOST, or one the demo starts); default emulator when PUBSUB_EMULATOR_HOST is set, else embedded")
+	cmd.Flags().BoolVar(&o.Pull, "pull", false, "run the workers as pull subscribers (worker --pull: streaming pull from a pull subscription) instead of push endpoints")
 	cmd.Flags().BoolVar(&o.NoKill, "no-kill", false, "do not kill and restart a worker")
 	cmd.Flags().BoolVar(&o.Keep, "keep", false, "keep the store after the run and print how to inspect it")
 	cmd.Flags().StringVar(&o.Namespace, "namespace", "", "key namespace (default: a fresh demo-<time>-<hex> per run)")

@@ -16,6 +16,10 @@
 // the done record; crashwindow explains each repeat by the crash storm's rules,
 // and one it cannot explain fails the run. Each run uses a fresh namespace, so a
 // second run on the same PostgreSQL or Redis starts clean.
+//
+// With Options.Pull (`oncegate demo --pull`) the workers are pull subscribers
+// (`oncegate worker --pull`) receiving by streaming pull, sized by PullPlan,
+// with the same orders, supplier, kill and verdict.
 package demo
 
 import (
@@ -56,6 +60,17 @@ type Options struct {
 	// the google-cloud-cli-pubsub-emulator package and Java). Default:
 	// PubSubEmulator when PUBSUB_EMULATOR_HOST is set, else PubSubEmbedded.
 	PubSub string
+	// Pull makes the workers pull subscribers (`oncegate worker --pull`,
+	// runtime/pull) that receive by streaming pull from a pull subscription with
+	// the same dead-letter policy, sized by PullPlan, instead of push endpoints
+	// behind a balancer. There is no endpoint to post to, so the trouble the push
+	// demo injects as extra pushes is published instead: a concurrent delivery
+	// is a second copy published at once (the streams hand the two to different
+	// workers), a transport redelivery a copy published once the first was
+	// acked; both carry the same order_id, the key, as a real redelivery carries
+	// the same message id. Works with both PubSub values (pstest implements
+	// streaming pull).
+	Pull bool
 	// NoKill skips killing and restarting a worker.
 	NoKill bool
 	// Keep keeps the store (the SQLite file) after the run and prints the
@@ -110,6 +125,26 @@ func Plan() sizing.Plan {
 	return p.WithDefaults()
 }
 
+// PullPlan is the demo's plan for pull workers (Options.Pull): Plan's numbers,
+// the client's ack-deadline extension bounded to 10 s steps (the shortest the
+// client allows) so a killed worker's messages come back within the 15 s ack
+// deadline, 3 messages outstanding per worker against the SQL pool's 4
+// connections (sqlgate.DefaultMaxConns on two cores; three workers on one
+// SQLite file, as the push demo's bridge keeps 8 pushes in flight), and a 10 s
+// shutdown grace, which leaves the drain 6 s after a release and an ack at the
+// 2 s store timeout.
+func PullPlan() sizing.PullPlan {
+	p := sizing.PullPlan{
+		Plan: sizing.Plan{
+			Lease: 3 * time.Second, Heartbeat: time.Second, WorkDeadline: 7 * time.Second, StoreTimeout: 2 * time.Second,
+			AckDeadline: 15 * time.Second, MinBackoff: time.Second, MaxBackoff: time.Second,
+			TTL: 30 * time.Minute, ShutdownGrace: 10 * time.Second,
+		},
+		MaxExtensionPeriod: 10 * time.Second, MaxOutstandingMessages: 3, BackendConnections: 4,
+	}
+	return p.WithDefaults()
+}
+
 func (o *Options) defaults() error {
 	if o.Orders <= 0 {
 		o.Orders = 300
@@ -151,6 +186,9 @@ func (o *Options) defaults() error {
 			return fmt.Errorf("demo: find this executable to start workers: %w", err)
 		}
 		o.WorkerCommand = []string{exe, "worker"}
+		if o.Pull {
+			o.WorkerCommand = append(o.WorkerCommand, "--pull")
+		}
 	}
 	return nil
 }
@@ -200,6 +238,10 @@ func Run(ctx context.Context, o Options) (Report, error) {
 		return Report{}, err
 	}
 	r := &run{o: o, plan: Plan(), store: st, log: slog.New(slog.NewTextHandler(io.Discard, nil))}
+	if o.Pull {
+		r.pullPlan = PullPlan()
+		r.plan = r.pullPlan.Plan
+	}
 	rep, err := r.runAll(ctx)
 	if parent.Err() != nil {
 		err = ErrInterrupted

@@ -23,6 +23,10 @@ func (r *run) execute(ctx context.Context) (Report, error) {
 	fmt.Fprintf(r.o.Out, "oncegate demo: %d orders, %d workers, backend %s, namespace %s, pubsub %s\n", len(orders), r.o.Workers, r.store.name, r.o.Namespace, r.pubsubName())
 	fmt.Fprintf(r.o.Out, "plan: lease %s renewed every %s, work deadline %s, ack deadline %s, backoff %s–%s, max delivery attempts %d\n",
 		r.plan.Lease, r.plan.Heartbeat, r.plan.WorkDeadline, r.plan.AckDeadline, r.plan.MinBackoff, r.plan.MaxBackoff, r.plan.MaxDeliveryAttempts)
+	if r.o.Pull {
+		fmt.Fprintf(r.o.Out, "pull: ack deadline extended in steps of at most %s, %d messages outstanding per worker, drain %s on SIGTERM\n",
+			r.pullPlan.MaxExtensionPeriod, r.pullPlan.MaxOutstandingMessages, r.pullPlan.Drain)
+	}
 
 	var mu sync.Mutex
 	redeliver := map[string]order{}
@@ -30,11 +34,41 @@ func (r *run) execute(ctx context.Context) (Report, error) {
 	r.onAck = func(id string) {
 		mu.Lock()
 		o, ok := redeliver[id]
-		delete(redeliver, id)
+		if !r.o.Pull {
+			delete(redeliver, id)
+		}
 		mu.Unlock()
-		if ok {
+		switch {
+		case !ok:
+		case r.o.Pull:
+			// A copy under a new message id, the same order_id: the entry
+			// leaves redeliver only once the copy is in msgs, so the wait
+			// below cannot end before it.
+			r.inflight.Add(1)
+			go func() {
+				defer r.inflight.Done()
+				cid, err := r.publishCopy(ctx, o)
+				mu.Lock()
+				if err == nil {
+					msgs = append(msgs, message{id: cid, o: o})
+				}
+				delete(redeliver, id)
+				mu.Unlock()
+			}()
+		default:
 			r.push(ctx, int(r.next.Add(1)), id, o)
 		}
+	}
+	// snapshot returns the messages so far and, for pull, how many copies
+	// are still to be published.
+	snapshot := func(dead map[string]bool) ([]message, int) {
+		mu.Lock()
+		defer mu.Unlock()
+		n := 0
+		if r.o.Pull {
+			n = pending(redeliver, dead)
+		}
+		return append([]message(nil), msgs...), n
 	}
 	start := time.Now()
 	var killed atomic.Bool
@@ -46,7 +80,8 @@ func (r *run) execute(ctx context.Context) (Report, error) {
 		for range copies {
 			id, err := r.ps.Publish(ctx, r.topo.Topic, o.data(), map[string]string{"order_id": o.body.Order})
 			if err != nil {
-				return r.report(start, msgs, nil, orders), fmt.Errorf("demo: publish %s: %w", o.body.Order, context.Cause(ctx))
+				all, _ := snapshot(nil)
+				return r.report(start, all, nil, orders), fmt.Errorf("demo: publish %s: %w", o.body.Order, context.Cause(ctx))
 			}
 			mu.Lock()
 			msgs = append(msgs, message{id: id, o: o})
@@ -54,7 +89,17 @@ func (r *run) execute(ctx context.Context) (Report, error) {
 				redeliver[id] = o
 			}
 			mu.Unlock()
-			if o.concurrent {
+			switch {
+			case o.concurrent && r.o.Pull:
+				cid, err := r.publishCopy(ctx, o)
+				if err != nil {
+					all, _ := snapshot(nil)
+					return r.report(start, all, nil, orders), err
+				}
+				mu.Lock()
+				msgs = append(msgs, message{id: cid, o: o})
+				mu.Unlock()
+			case o.concurrent:
 				r.push(ctx, i, id, o)
 				r.push(ctx, i+1, id, o)
 			}
@@ -68,31 +113,45 @@ func (r *run) execute(ctx context.Context) (Report, error) {
 	defer tick.Stop()
 	dead := map[string]bool{}
 	for {
+		all, _ := snapshot(nil)
 		if dl, err := r.ps.DrainDeadLetters(ctx, r.topo); err == nil {
 			for _, m := range dl {
-				r.markDead(m.GetMessageId(), m.GetAttributes()["order_id"], msgs, dead)
+				r.markDead(m.GetMessageId(), m.GetAttributes()["order_id"], all, dead)
 			}
 		}
-		waiting := r.unsettled(msgs, dead)
-		if len(waiting) == 0 {
+		waiting := r.unsettled(all, dead)
+		if _, copies := snapshot(dead); len(waiting) == 0 && copies == 0 {
 			break
 		}
 		select {
 		case <-ctx.Done():
+			all, _ = snapshot(dead)
 			if context.Cause(ctx) != errTimedOut {
-				return r.report(start, msgs, dead, orders), context.Canceled
+				return r.report(start, all, dead, orders), context.Canceled
 			}
 			fmt.Fprintf(r.o.Out, "timed out after %s, still waiting for %s\n", r.o.Timeout, r.describe(waiting))
-			return r.report(start, msgs, dead, orders), fmt.Errorf("%w after %s waiting for %d messages", errTimedOut, r.o.Timeout, len(waiting))
+			return r.report(start, all, dead, orders), fmt.Errorf("%w after %s waiting for %d messages", errTimedOut, r.o.Timeout, len(waiting))
 		case <-tick.C:
 			s := r.supplier.Report()
 			fmt.Fprintf(r.o.Out, "  %5.1fs  acked %d/%d  dead-lettered %d  supplier orders %d  waiting for %s\n",
-				time.Since(start).Seconds(), len(msgs)-len(waiting)-len(dead), len(msgs), len(dead), s.Orders, r.describe(waiting))
+				time.Since(start).Seconds(), len(all)-len(waiting)-len(dead), len(all), len(dead), s.Orders, r.describe(waiting))
 		case <-time.After(200 * time.Millisecond):
 		}
 	}
 	r.inflight.Wait()
-	return r.report(start, msgs, dead, orders), nil
+	all, _ := snapshot(dead)
+	return r.report(start, all, dead, orders), nil
+}
+
+// publishCopy publishes another message carrying o (Options.Pull's stand-in
+// for a concurrent delivery or a transport redelivery) and returns its id.
+func (r *run) publishCopy(ctx context.Context, o order) (string, error) {
+	r.injected.Add(1)
+	id, err := r.ps.Publish(ctx, r.topo.Topic, o.data(), map[string]string{"order_id": o.body.Order})
+	if err != nil {
+		return "", fmt.Errorf("demo: publish a copy of %s: %w", o.body.Order, context.Cause(ctx))
+	}
+	return id, nil
 }
 
 // unsettled returns the messages neither acked nor dead-lettered.
@@ -133,8 +192,14 @@ func (r *run) describe(waiting []message) string {
 	return fmt.Sprintf("%d: %s", len(waiting), strings.Join(parts, ", "))
 }
 
-// pubsubName says which Pub/Sub pushes.
+// pubsubName says which Pub/Sub delivers, and how.
 func (r *run) pubsubName() string {
+	switch {
+	case r.o.Pull && r.o.PubSub == PubSubEmulator:
+		return "emulator (streaming pull by the workers) at " + r.psHost
+	case r.o.Pull:
+		return "embedded (pstest, streaming pull by the workers)"
+	}
 	if r.o.PubSub == PubSubEmulator {
 		return "emulator (its own push, no retry policy) at " + r.psHost
 	}

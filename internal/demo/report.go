@@ -3,6 +3,7 @@ package demo
 import (
 	"fmt"
 	"io"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -18,8 +19,11 @@ type Report struct {
 	// Published counts messages (a republished order counts twice);
 	// DistinctOrders the orders that should reach the supplier (all but poison).
 	Published, DistinctOrders int
+	// Pull says the workers were pull subscribers (Options.Pull).
+	Pull bool
 	// Deliveries counts push requests: Pub/Sub's (through the balancer) plus
-	// the injected ones.
+	// the injected ones; with Pull, the deliveries the workers logged (the
+	// injected trouble is published, so it is in Published).
 	Deliveries int64
 	// BodiesRun counts supplier calls (every body run calls it once).
 	BodiesRun int
@@ -35,9 +39,13 @@ type Report struct {
 	SupplierOrders, HeldMoreThanOnce, Missing int
 	// Repeats counts the successful supplier calls beyond one per order (the
 	// supplier absorbed them, or held the order twice); ExplainedRepeats those
-	// a kill inside the call→done window explains, UnexplainedRepeats the rest
+	// a kill inside the call→done window explains; UnrecordedRepeats those
+	// that follow an unrecorded effect (crashwindow.Accounting.AfterUnrecorded:
+	// a committed call whose worker then answered body-failed, its answer lost
+	// to the work deadline on a stalled machine, or not-recorded), the ack
+	// table's gap that Idempotency-Key closes; UnexplainedRepeats the rest
 	// (must be 0); KillsInWindow the kills that cut a call.
-	Repeats, ExplainedRepeats, UnexplainedRepeats, KillsInWindow int
+	Repeats, ExplainedRepeats, UnrecordedRepeats, UnexplainedRepeats, KillsInWindow int
 	// Problems names each order that failed the verdict, and why.
 	Problems []Problem
 	// StoreDir is the kept SQLite file's directory ("" when none was kept).
@@ -61,10 +69,13 @@ func (r Report) OK() bool {
 // report judges the run so far: dead holds the dead-lettered message ids.
 func (r *run) report(start time.Time, msgs []message, dead map[string]bool, orders []order) Report {
 	ns := r.o.Namespace + ":"
-	rep := Report{Duration: time.Since(start), Namespace: r.o.Namespace, Published: len(msgs),
+	rep := Report{Duration: time.Since(start), Namespace: r.o.Namespace, Published: len(msgs), Pull: r.o.Pull,
 		Deliveries: r.pushes.Load() + r.injected.Load(), DeadLettered: len(dead),
 		Ran: r.outcome("ran"), Duplicates: r.outcome("duplicate"), InProgress: r.outcome("in-progress"),
 		BodyFailed: r.outcome("body-failed")}
+	if r.o.Pull {
+		rep.Deliveries = r.pushes.Load()
+	}
 	lines, kills := r.history()
 	rep.Kills = len(kills)
 	calls := r.supplier.Calls()
@@ -80,8 +91,12 @@ func (r *run) report(start time.Time, msgs []message, dead map[string]bool, orde
 		}
 	}
 	acc := crashwindow.Account(ok, lines, kills)
-	rep.Repeats, rep.ExplainedRepeats, rep.UnexplainedRepeats, rep.KillsInWindow = acc.Extra, acc.Explained, acc.Unexplained, acc.KillsInWindow
+	rep.Repeats, rep.ExplainedRepeats, rep.KillsInWindow = acc.Extra, acc.Explained, acc.KillsInWindow
+	rep.UnrecordedRepeats, rep.UnexplainedRepeats = acc.AfterUnrecorded, acc.Unexplained-acc.AfterUnrecorded
 	for _, k := range acc.UnexplainedKeys {
+		if slices.Contains(acc.UnrecordedKeys, k) {
+			continue
+		}
 		rep.Problems = append(rep.Problems, Problem{Order: strings.TrimPrefix(k, ns),
 			Why: "called the supplier again after its order was committed, with no kill inside the earlier call's call→done window"})
 	}
@@ -128,16 +143,20 @@ const maxProblems = 20
 
 func (r Report) print(w io.Writer) {
 	fmt.Fprintf(w, "\nreport (%.1fs, namespace %s)\n", r.Duration.Seconds(), r.Namespace)
+	deliveries, contention := "deliveries (push)", "contention nacks (503)"
+	if r.Pull {
+		deliveries, contention = "deliveries (pull)", "contention nacks"
+	}
 	for _, row := range []struct {
 		label string
 		n     int64
 		note  string
 	}{
 		{"messages published", int64(r.Published), ""},
-		{"deliveries (push)", r.Deliveries, ""},
+		{deliveries, r.Deliveries, ""},
 		{"bodies run (supplier calls)", int64(r.BodiesRun), ""},
 		{"duplicates skipped", r.Duplicates, ""},
-		{"contention nacks (503)", r.InProgress, ""},
+		{contention, r.InProgress, ""},
 		{"body failures (nacked)", r.BodyFailed, ""},
 		{"dead-lettered", int64(r.DeadLettered), ""},
 		{"workers killed", int64(r.Kills), ""},
@@ -148,6 +167,7 @@ func (r Report) print(w io.Writer) {
 		{"lost orders", int64(r.Missing), "must be 0"},
 		{"repeated calls", int64(r.Repeats), "calls after the order was committed; the supplier absorbed them"},
 		{"  explained by a kill", int64(r.ExplainedRepeats), fmt.Sprintf("the caller was killed inside the call→done window; kills that cut a call: %d", r.KillsInWindow)},
+		{"  after an unrecorded effect", int64(r.UnrecordedRepeats), "the committed call's answer was lost (body failed) or its record not written"},
 		{"  unexplained", int64(r.UnexplainedRepeats), "must be 0"},
 	} {
 		line := fmt.Sprintf("  %-28s %6d", row.label, row.n)

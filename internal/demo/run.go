@@ -32,10 +32,11 @@ import (
 
 // run is one demo run's moving parts.
 type run struct {
-	o     Options
-	plan  sizing.Plan
-	store store
-	log   *slog.Logger
+	o        Options
+	plan     sizing.Plan
+	pullPlan sizing.PullPlan // the workers' plan when o.Pull
+	store    store
+	log      *slog.Logger
 
 	ps       *localpubsub.Fake
 	topo     localpubsub.Topology
@@ -82,6 +83,27 @@ func (r *run) lineSink(i int) func(map[string]any) {
 		r.mu.Lock()
 		r.lines = append(r.lines, l)
 		r.mu.Unlock()
+		if r.o.Pull {
+			r.pulled(line)
+		}
+	}
+}
+
+// pulled counts a pull worker's delivery line as the balancer counts a push:
+// one delivery of its message, and the ack when the line says it acked (the
+// worker logs the line just before it acks).
+func (r *run) pulled(line map[string]any) {
+	id, _ := line["message_id"].(string)
+	if id == "" {
+		return
+	}
+	r.pushes.Add(1)
+	c, _ := r.attempts.LoadOrStore(id, new(atomic.Int64))
+	c.(*atomic.Int64).Add(1)
+	if ack, _ := line["ack"].(bool); ack {
+		if _, dup := r.acked.LoadOrStore(id, true); !dup && r.onAck != nil {
+			r.onAck(id)
+		}
 	}
 }
 
@@ -112,18 +134,15 @@ func (r *run) setUp(ctx context.Context, backendEnv []string) error {
 	r.supSrv = httptest.NewServer(r.supplier)
 	env := append([]string{"ONCEGATE_NAMESPACE=" + r.o.Namespace, "ONCEGATE_KEY_ATTRIBUTE=order_id",
 		"GOOGLE_CLOUD_PROJECT=oncegate-demo", "ONCEGATE_OIDC_DISABLED=1"}, backendEnv...)
+	if r.o.Pull {
+		return r.setUpPull(ctx, env)
+	}
 	for k, v := range r.plan.Env() {
 		env = append(env, k+"="+v)
 	}
 	env = append(env, r.o.WorkerEnv...)
-	for i := range r.o.Workers {
-		// Each worker's supplier URL names it, so every call is traced to a worker.
-		wenv := append([]string{"SUPPLIER_URL=" + r.supSrv.URL + "/w/" + strconv.Itoa(i)}, env...)
-		p, err := workerproc.Start(ctx, r.o.WorkerCommand, wenv, r.lineSink(i))
-		if err != nil {
-			return fmt.Errorf("demo: worker %d: %w", i+1, err)
-		}
-		r.workers = append(r.workers, p)
+	if err := r.startWorkers(ctx, env); err != nil {
+		return err
 	}
 	r.lb = httptest.NewServer(r.balancer())
 	if r.o.PubSub == PubSubEmulator {
@@ -149,12 +168,36 @@ func (r *run) setUp(ctx context.Context, backendEnv []string) error {
 	return nil
 }
 
+// startWorkers starts the worker processes with env plus each one's supplier
+// URL.
+func (r *run) startWorkers(ctx context.Context, env []string) error {
+	for i := range r.o.Workers {
+		// Each worker's supplier URL names it, so every call is traced to a worker.
+		wenv := append([]string{"SUPPLIER_URL=" + r.supSrv.URL + "/w/" + strconv.Itoa(i)}, env...)
+		p, err := workerproc.Start(ctx, r.o.WorkerCommand, wenv, r.lineSink(i))
+		if err != nil {
+			return fmt.Errorf("demo: worker %d: %w", i+1, err)
+		}
+		r.workers = append(r.workers, p)
+	}
+	return nil
+}
+
 // setUpEmulator uses the Pub/Sub emulator's own push: the one at
 // PUBSUB_EMULATOR_HOST, or one it starts. The push subscription has the plan's
 // ack deadline and dead-letter policy but no retry policy: the emulator's can
 // stall a subscription when nacks meet (tests/doc.go), and without one it
 // redelivers a refused push after about 1 s, the plan's backoff.
 func (r *run) setUpEmulator(ctx context.Context) error {
+	if err := r.connectEmulator(ctx); err != nil {
+		return err
+	}
+	return r.ps.CreateWith(ctx, r.topo, r.plan, localpubsub.CreateOptions{PushEndpoint: r.lb.URL, NoRetryPolicy: true})
+}
+
+// connectEmulator connects to the emulator at PUBSUB_EMULATOR_HOST, or starts
+// one, and names this run's topology.
+func (r *run) connectEmulator(ctx context.Context) error {
 	host := r.o.Getenv("PUBSUB_EMULATOR_HOST")
 	if host == "" {
 		dir, err := os.MkdirTemp("", "oncegate-demo-emulator-")
@@ -175,7 +218,7 @@ func (r *run) setUpEmulator(ctx context.Context) error {
 	}
 	// Names of this run only, so a long-lived emulator never mixes runs.
 	r.topo = r.ps.Names(r.o.Namespace)
-	return r.ps.CreateWith(ctx, r.topo, r.plan, localpubsub.CreateOptions{PushEndpoint: r.lb.URL, NoRetryPolicy: true})
+	return nil
 }
 
 // balancer spreads pushes over the workers round-robin, like Cloud Run's front

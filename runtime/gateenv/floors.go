@@ -2,7 +2,6 @@ package gateenv
 
 import (
 	"errors"
-	"time"
 
 	"github.com/oncegate/oncegate/sizing"
 )
@@ -14,9 +13,12 @@ import (
 // store's write budget (and, when renewals fail, the log) on one body.
 // Pub/Sub's own shortest ack deadline is 10 s (Pub/Sub, "Subscription
 // properties": acknowledgement deadline), so no sound plan comes near either.
+// sizing.PullPlan.Validate applies the same floors (sizing.MinDeployedLease,
+// MinDeployedHeartbeat), so the components refuse a pull plan below them at
+// preview time.
 const (
-	MinEnvLease     = time.Second
-	MinEnvHeartbeat = time.Second
+	MinEnvLease     = sizing.MinDeployedLease
+	MinEnvHeartbeat = sizing.MinDeployedHeartbeat
 )
 
 // checkFloors refuses a plan whose lease or (non-zero) heartbeat is below the

@@ -59,6 +59,31 @@ var stormPlan = sizing.PullPlan{
 	MaxExtensionPeriod: 10 * time.Second, BackendConnections: 8,
 }
 
+// tightPlan is the plan ONCEGATE_PULL_STORM_PLAN=tight selects: the storm's
+// earlier, tighter numbers (a 3 s lease renewed every second over a 2 s work
+// deadline, a 1 s store timeout), under which a loaded run once showed
+// repeated calls no kill explained (docs/RELIABILITY.md, "Pull crash storm").
+var tightPlan = sizing.PullPlan{
+	Plan: sizing.Plan{Lease: 3 * time.Second, Heartbeat: time.Second, WorkDeadline: 2 * time.Second,
+		AckDeadline: 10 * time.Second, MinBackoff: time.Second, MaxBackoff: 2 * time.Second,
+		StoreTimeout: time.Second, ShutdownGrace: 10 * time.Second},
+	MaxExtensionPeriod: 10 * time.Second, BackendConnections: 8,
+}
+
+// planFor returns the plan ONCEGATE_PULL_STORM_PLAN names: "" or "default"
+// (stormPlan), or "tight" (tightPlan).
+func planFor(t *testing.T) sizing.PullPlan {
+	switch v := os.Getenv("ONCEGATE_PULL_STORM_PLAN"); v {
+	case "", "default":
+		return stormPlan
+	case "tight":
+		return tightPlan
+	default:
+		t.Fatalf("ONCEGATE_PULL_STORM_PLAN=%q: want default or tight", v)
+		return sizing.PullPlan{}
+	}
+}
+
 func envInt(t *testing.T, name string, def int) int {
 	v := os.Getenv(name)
 	if v == "" {
@@ -77,19 +102,20 @@ func envInt(t *testing.T, name string, def int) int {
 // order reached the supplier once, apart from calls a kill cut between the call
 // and the done record.
 func TestPullCrashStorm(t *testing.T) {
-	if err := stormPlan.Validate(); err != nil {
+	plan := planFor(t)
+	if err := plan.Validate(); err != nil {
 		t.Fatalf("storm plan: %v", err)
 	}
 	orders, kills := envInt(t, "ONCEGATE_PULL_STORM_ORDERS", 60), envInt(t, "ONCEGATE_PULL_STORM_KILLS", 6)
 	for _, b := range backends {
 		t.Run(b.name, func(t *testing.T) {
 			t.Parallel()
-			storm(t, b.env(t), orders, kills)
+			storm(t, plan, b.env(t), orders, kills)
 		})
 	}
 }
 
-func storm(t *testing.T, benv []string, orders, kills int) {
+func storm(t *testing.T, plan sizing.PullPlan, benv []string, orders, kills int) {
 	start := time.Now()
 	// The bound on the whole run: the emulators on a loaded 2-core machine
 	// deliver a few orders a second.
@@ -103,7 +129,7 @@ func storm(t *testing.T, benv []string, orders, kills int) {
 		t.Fatal(err)
 	}
 	if _, err := admin.SubscriptionAdminClient.CreateSubscription(ctx, &pubsubpb.Subscription{
-		Name: sub, Topic: topic, AckDeadlineSeconds: int32(stormPlan.WithDefaults().AckDeadline / time.Second),
+		Name: sub, Topic: topic, AckDeadlineSeconds: int32(plan.WithDefaults().AckDeadline / time.Second),
 	}); err != nil {
 		t.Fatal(err)
 	}
@@ -119,7 +145,7 @@ func storm(t *testing.T, benv []string, orders, kills int) {
 	env := append([]string{envWorker + "=1", "ONCEGATE_NAMESPACE=" + testenv.UniqueName(t, "pull"),
 		worker.EnvKeyAttribute + "=order", "ONCEGATE_PULL_SUBSCRIPTION=" + sub, "GOOGLE_CLOUD_PROJECT=" + project,
 		"PUBSUB_EMULATOR_HOST=" + host}, benv...)
-	for k, v := range stormPlan.Env() {
+	for k, v := range plan.Env() {
 		env = append(env, k+"="+v)
 	}
 	const workers = 3
@@ -179,26 +205,57 @@ func storm(t *testing.T, benv []string, orders, kills int) {
 	}
 
 	rep := book.sup.Report()
-	calls, lines, ks := book.history()
+	raw, lines, ks := book.history()
+	// The repeats to explain are effects: calls the supplier accepted. A call it
+	// refused (a stale fence) or that its caller abandoned (the work deadline,
+	// a lost lease) committed nothing, and the delivery that made it failed, so
+	// running the body again is the retry the ack table asks for, not a repeat.
+	var calls []crashwindow.Call
+	for _, c := range book.sup.Calls() {
+		if c.Committed {
+			calls = append(calls, crashwindow.Call{Worker: c.Worker, Key: c.Key, Start: c.Start})
+		}
+	}
 	a := crashwindow.Account(calls, lines, ks)
 	lost := orders - rep.Orders
-	t.Logf("pull storm: %d orders (+%d republished), %d kills, %d supplier calls, %d accepted; lost %d, repeats %d (explained %d by %d kills inside the window), unexplained %d; storm %s, total %s",
-		orders, (orders+9)/10, len(ks), a.Calls, rep.Orders, lost, a.Extra, a.Explained, a.KillsInWindow, a.Unexplained,
+	t.Logf("pull storm: %d orders (+%d republished), %d kills, %d supplier calls (%d accepted, %d distinct orders); lost %d, repeats %d (explained %d by %d kills inside the window; %d after an unrecorded effect), unexplained %d; storm %s, total %s",
+		orders, (orders+9)/10, len(ks), len(raw), a.Calls, rep.Orders, lost, a.Extra, a.Explained, a.KillsInWindow, a.AfterUnrecorded, a.Unexplained-a.AfterUnrecorded,
 		stormEnd.Sub(start).Round(100*time.Millisecond), time.Since(start).Round(100*time.Millisecond))
 	outcomes := map[string]int{}
 	for _, l := range lines {
 		outcomes[l.Outcome]++
 	}
+	renewFailed := 0
+	book.mu.Lock()
+	for _, es := range book.errs {
+		for _, e := range es {
+			if strings.Contains(e, "lease renewal failed") {
+				renewFailed++
+			}
+		}
+	}
+	book.mu.Unlock()
+	t.Logf("failed lease renewals (retried): %d", renewFailed)
 	t.Logf("outcomes %v; supplier duplicates (accepted twice) %d, stale fences %d", outcomes, rep.Duplicates, rep.StaleFences)
 	if lost != 0 {
 		t.Errorf("%d orders lost (never accepted by the supplier)", lost)
 	}
-	if a.Unexplained != 0 {
-		t.Errorf("%d unexplained repeated calls, keys %v", a.Unexplained, a.UnexplainedKeys)
+	// A repeat after an unrecorded effect (the supplier accepted the call, but
+	// its answer was lost to the work deadline, body-failed, or the store took
+	// neither the done record nor the unknown mark, not-recorded) is the gap
+	// docs/design.md's ack table leaves, reported apart; any other is a failure.
+	if a.AfterUnrecorded != 0 {
+		t.Logf("%d repeated calls after an unrecorded effect (an accepted call whose delivery then logged body-failed or not-recorded), keys among %v", a.AfterUnrecorded, a.UnexplainedKeys)
+	}
+	if a.Unexplained != a.AfterUnrecorded {
+		t.Errorf("%d unexplained repeated calls, keys %v", a.Unexplained-a.AfterUnrecorded, a.UnexplainedKeys)
+	}
+	if a.Unexplained != 0 { // each key's history, for the record
 		for _, k := range a.UnexplainedKeys {
-			for _, c := range calls {
+			for _, c := range book.sup.Calls() {
 				if c.Key == k {
-					t.Logf("  %s: call by worker %d at %s", k, c.Worker, c.Start.Format("15:04:05.000"))
+					t.Logf("  %s: call by worker %d at %s, answered %d at %s (committed %v)", k, c.Worker,
+						c.Start.Format("15:04:05.000"), c.Status, c.End.Format("15:04:05.000"), c.Committed)
 				}
 			}
 			for _, l := range lines {
@@ -206,6 +263,11 @@ func storm(t *testing.T, benv []string, orders, kills int) {
 					t.Logf("  %s: worker %d logged %s at %s", k, l.Worker, l.Outcome, l.Time.Format("15:04:05.000"))
 				}
 			}
+			book.mu.Lock()
+			for _, e := range book.errs[k] {
+				t.Logf("  %s: %s", k, e)
+			}
+			book.mu.Unlock()
 		}
 	}
 	if rep.StaleFences != 0 {
@@ -234,6 +296,7 @@ type book struct {
 	calls []crashwindow.Call
 	lines []crashwindow.Line
 	kills []crashwindow.Kill
+	errs  map[string][]string // key → the errors its delivery lines carried, for a failure's dump
 }
 
 func (b *book) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -252,6 +315,18 @@ func (b *book) sink(i int) func(map[string]any) {
 	return func(m map[string]any) {
 		out, ok := m["outcome"].(string)
 		if !ok {
+			// The heartbeat's warnings ("lease renewal failed; retrying") carry the
+			// key but no outcome: keep them for a failure's dump.
+			if k, _ := m["key"].(string); k != "" {
+				msg, _ := m["msg"].(string)
+				e, _ := m["err"].(string)
+				b.mu.Lock()
+				if b.errs == nil {
+					b.errs = map[string][]string{}
+				}
+				b.errs[k] = append(b.errs[k], fmt.Sprintf("worker %d at %v: %s %s", i, m["time"], msg, e))
+				b.mu.Unlock()
+			}
 			return
 		}
 		l := crashwindow.Line{Worker: i, Outcome: out}
@@ -261,6 +336,12 @@ func (b *book) sink(i int) func(map[string]any) {
 		}
 		b.mu.Lock()
 		b.lines = append(b.lines, l)
+		if e, ok := m["err"].(string); ok && l.Key != "" {
+			if b.errs == nil {
+				b.errs = map[string][]string{}
+			}
+			b.errs[l.Key] = append(b.errs[l.Key], fmt.Sprintf("worker %d %s at %s: %s", i, out, l.Time.Format("15:04:05.000"), e))
+		}
 		b.mu.Unlock()
 	}
 }

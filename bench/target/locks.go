@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"net/http"
 	"time"
 
@@ -13,7 +12,6 @@ import (
 	"github.com/go-redsync/redsync/v4/redis/goredis/v9"
 
 	"github.com/oncegate/oncegate/bench/stores"
-	"github.com/oncegate/oncegate/runtime/push"
 )
 
 // locker takes a lock on key for lease and returns the function that releases
@@ -56,14 +54,8 @@ func redisLockers(st *stores.Store) map[string]locker {
 // the message id for lease: 503 when the lock is not obtained or not released.
 func locked(lock locker, prefix string, lease time.Duration) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, push.DefaultMaxBodyBytes))
-		if err != nil {
-			http.Error(w, "read body", http.StatusBadRequest)
-			return
-		}
-		m, err := push.ParseRequest(r.Header, body, push.EnvelopeAuto, push.DefaultMaxDataBytes)
-		if err != nil {
-			http.Error(w, "malformed push", http.StatusBadRequest)
+		m, ok := readPush(w, r)
+		if !ok {
 			return
 		}
 		unlock, err := lock(r.Context(), prefix+m.MessageID, lease)

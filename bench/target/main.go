@@ -178,18 +178,27 @@ func work(_ context.Context, m *push.Message) error {
 	return nil
 }
 
+// readPush reads and parses a push request as the bare and locked handlers
+// do, answering 400 itself when it cannot (ok false).
+func readPush(w http.ResponseWriter, r *http.Request) (m *push.Message, ok bool) {
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, push.DefaultMaxBodyBytes))
+	if err != nil {
+		http.Error(w, "read body", http.StatusBadRequest)
+		return nil, false
+	}
+	if m, err = push.ParseRequest(r.Header, body, push.EnvelopeAuto, push.DefaultMaxDataBytes); err != nil {
+		http.Error(w, "malformed push", http.StatusBadRequest)
+		return nil, false
+	}
+	return m, true
+}
+
 // bare is the handler without the gateway: read, parse, run, answer. With
 // probe set it also makes two store round trips, the /floor endpoint.
 func bare(probe func(context.Context) error) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, push.DefaultMaxBodyBytes))
-		if err != nil {
-			http.Error(w, "read body", http.StatusBadRequest)
-			return
-		}
-		m, err := push.ParseRequest(r.Header, body, push.EnvelopeAuto, push.DefaultMaxDataBytes)
-		if err != nil {
-			http.Error(w, "malformed push", http.StatusBadRequest)
+		m, ok := readPush(w, r)
+		if !ok {
 			return
 		}
 		if probe != nil {

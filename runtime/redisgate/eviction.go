@@ -118,15 +118,22 @@ func forEachNode(ctx context.Context, client redis.UniversalClient, caller strin
 	return first
 }
 
+// infoSection returns one server's INFO section; an error other than the
+// context's is wrapped with the section and the server's address.
+func infoSection(ctx context.Context, c *redis.Client, section string) (string, error) {
+	info, err := c.Info(ctx, section).Result()
+	if err != nil && !errors.Is(err, context.Canceled) && !errors.Is(err, context.DeadlineExceeded) {
+		err = fmt.Errorf("redisgate: INFO %s on %s: %w", section, c.Options().Addr, err)
+	}
+	return info, err
+}
+
 // checkNode judges one server's INFO memory.
 func checkNode(ctx context.Context, c *redis.Client) error {
 	addr := c.Options().Addr
-	info, err := c.Info(ctx, "memory").Result()
+	info, err := infoSection(ctx, c, "memory")
 	if err != nil {
-		if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
-			return err
-		}
-		return fmt.Errorf("redisgate: INFO memory on %s: %w", addr, err)
+		return err
 	}
 	policy, maxMemory := parseMemoryInfo(info)
 	if maxMemory == 0 || (policy == "noeviction" && maxMemory > 0) {

@@ -53,17 +53,13 @@ func CheckVersion(ctx context.Context, client redis.UniversalClient) error {
 		return errors.New("redisgate.CheckVersion: client is nil")
 	}
 	return forEachNode(ctx, client, "CheckVersion", func(ctx context.Context, c *redis.Client) error {
-		addr := c.Options().Addr
-		info, err := c.Info(ctx, "server").Result()
+		info, err := infoSection(ctx, c, "server")
 		if err != nil {
-			if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
-				return err
-			}
-			return fmt.Errorf("redisgate: INFO server on %s: %w", addr, err)
+			return err
 		}
 		v := infoField(info, "redis_version")
 		if !versionAtLeast(v, 7, 0) {
-			return &VersionError{Addr: addr, Version: v}
+			return &VersionError{Addr: c.Options().Addr, Version: v}
 		}
 		return nil
 	})

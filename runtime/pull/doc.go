@@ -69,5 +69,5 @@
 // MaxDurationPerAckExtension, called MaxExtensionPeriod before pubsub v2) and
 // flow control (MaxOutstandingMessages) against the backend's connections. See
 // sizing.PullPlan; ReceiveSettings turns a checked plan into the client's
-// settings, and runtime/gateenv's NewPull reads it from the environment.
+// settings, and runtime/gateenv/pullenv's New reads it from the environment.
 package pull

@@ -30,7 +30,7 @@ var (
 // result is what one message came to.
 type result struct {
 	key     string // namespaced
-	outcome string
+	outcome gate.Outcome
 	ack     bool
 	fence   int64
 	ran     bool
@@ -72,19 +72,19 @@ func (r *Receiver) handle(drain, ctx context.Context, m *pubsub.Message, subscri
 	key, kerr := r.o.KeyFunc(msg)
 	switch {
 	case ctx.Err() != nil:
-		res = result{outcome: OutcomeStopping, ack: gate.OutcomeStopping.Ack(), err: context.Cause(ctx)}
+		res = result{outcome: gate.OutcomeStopping, ack: gate.OutcomeStopping.Ack(), err: context.Cause(ctx)}
 	case kerr != nil || key == "":
 		if kerr == nil {
 			kerr = errors.New("key function returned an empty key")
 		}
-		res = result{outcome: OutcomeNoKey, ack: gate.OutcomeNoKey.Ack(), err: kerr}
+		res = result{outcome: gate.OutcomeNoKey, ack: gate.OutcomeNoKey.Ack(), err: kerr}
 	default:
 		res = r.run(drain, context.WithoutCancel(ctx), key, msg)
 	}
 	span.SetAttributes(telemetry.AttrKey.String(res.key), telemetry.AttrFence.Int64(res.fence),
-		telemetry.AttrOutcome.String(res.outcome), telemetry.AttrMode.String(r.o.Mode.String()))
+		telemetry.AttrOutcome.String(res.outcome.String()), telemetry.AttrMode.String(r.o.Mode.String()))
 	if !res.ack {
-		span.SetStatus(codes.Error, res.outcome)
+		span.SetStatus(codes.Error, res.outcome.String())
 	}
 	r.tel.Delivery(ctx, r.labels(res))
 	r.logResult(log, res)
@@ -134,7 +134,7 @@ func (r *Receiver) run(drain, ctx context.Context, key string, msg *push.Message
 	if !res.ran && errors.As(err, &re) {
 		res.fence = re.Record.Fence
 	}
-	res.err, res.outcome, res.ack = err, outcome.String(), outcome.Ack()
+	res.err, res.outcome, res.ack = err, outcome, outcome.Ack()
 	if res.ran {
 		r.tel.Body(ctx, res.bodyDur, r.labels(res))
 	}
@@ -142,7 +142,7 @@ func (r *Receiver) run(drain, ctx context.Context, key string, msg *push.Message
 }
 
 func (r *Receiver) labels(res result) telemetry.Labels {
-	return telemetry.Labels{Adapter: "pull", Mode: r.o.Mode.String(), Outcome: res.outcome, Ack: res.ack}
+	return telemetry.Labels{Adapter: "pull", Mode: r.o.Mode.String(), Outcome: res.outcome.String(), Ack: res.ack}
 }
 
 // settle acks or nacks m and waits up to AckTimeout for the result, which only a
@@ -161,7 +161,7 @@ func (r *Receiver) settle(ctx context.Context, log *slog.Logger, m *pubsub.Messa
 	if err == nil && st == pubsub.AcknowledgeStatusSuccess {
 		return
 	}
-	attrs := []any{"key", res.key, "outcome", res.outcome, "ack_status", ackStatus(st)}
+	attrs := []any{"key", res.key, "outcome", res.outcome.String(), "ack_status", ackStatus(st)}
 	if err != nil {
 		attrs = append(attrs, "err", err.Error())
 	}

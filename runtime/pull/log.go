@@ -51,6 +51,13 @@ func (r *Receiver) logResult(log *slog.Logger, res result) {
 	if res.err != nil && o != gate.OutcomeInProgress && o != gate.OutcomeDuplicate {
 		attrs = append(attrs, "err", res.err.Error())
 	}
+	if res.stack != nil {
+		msg = "oncegate: body panicked; claim released, nacked for redelivery (the dead-letter topic takes a poison message)"
+		if !res.ran {
+			msg = "oncegate: key function panicked; nacked without a claim (fail closed)"
+		}
+		attrs = append(attrs, "panic", true, "stack", string(res.stack))
+	}
 	if o == gate.OutcomeFencedOut {
 		attrs = append(attrs, "alert", true)
 	}

@@ -17,11 +17,17 @@ var backendClients = map[string][]string{
 	"datastore": {"cloud.google.com/go/datastore"},
 }
 
+// pullClient is the import-path prefix of the Pub/Sub client, which only pull
+// workers (gateenv/pullenv, runtime/pull) link.
+const pullClient = "cloud.google.com/go/pubsub"
+
 // TestQuickstartLinksOneBackend runs `go list -deps` on README.md's quickstart
 // program as written (it imports gateenv/sqlenv), with that import changed to
 // redisenv or datastoreenv, and without it: each links the clients of its own
 // backend and none of the others' (so a Redis-only binary has no pgx, MySQL,
-// SQLite or Datastore package), and gateenv alone links none.
+// SQLite or Datastore package), and gateenv alone links none. None links the
+// Pub/Sub client (pullClient): a push program does not need it, and only
+// gateenv/pullenv, which a pull worker imports, links it.
 func TestQuickstartLinksOneBackend(t *testing.T) {
 	root := moduleRoot(t)
 	md, err := os.ReadFile(filepath.Join(root, "README.md"))
@@ -64,6 +70,9 @@ func TestQuickstartLinksOneBackend(t *testing.T) {
 			deps := strings.Fields(string(out))
 			if !slices.Contains(deps, "github.com/oncegate/oncegate/runtime/gateenv") {
 				t.Fatalf("go list -deps does not list gateenv: the check would pass by construction\n%s", out)
+			}
+			if i := slices.IndexFunc(deps, func(p string) bool { return strings.HasPrefix(p, pullClient) }); i >= 0 {
+				t.Errorf("the push quickstart on backend %q links %s, the Pub/Sub client only pull workers need", tt.backend, deps[i])
 			}
 			for backend, prefixes := range backendClients {
 				for _, prefix := range prefixes {

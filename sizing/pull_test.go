@@ -91,7 +91,7 @@ func TestPullPlanViolations(t *testing.T) {
 		{"ttl under the horizon", func(p *sizing.PullPlan) { p.TTL = time.Hour; p.MaxExtensionPeriod = 0 }, "TTL", "raise the TTL to"},
 		{"invariant 1", func(p *sizing.PullPlan) { p.Heartbeat, p.Lease = 0, 30*time.Second }, "Lease", "invariant 1"},
 		{"negative drain", func(p *sizing.PullPlan) { p.Drain = -time.Second }, "Drain", "must not be negative"},
-		// The runtime's floors: gateenv.NewPull refuses these at start-up, so
+		// The runtime's floors: pullenv.New refuses these at start-up, so
 		// the plan the components check must too.
 		{"lease under the runtime's floor", func(p *sizing.PullPlan) {
 			p.Lease, p.Heartbeat, p.WorkDeadline = 900*time.Millisecond, 300*time.Millisecond, 500*time.Millisecond

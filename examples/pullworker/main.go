@@ -1,7 +1,7 @@
 // Command pullworker is a Pub/Sub pull subscriber guarded by oncegate, for GKE,
 // Compute Engine or a Cloud Run worker pool: it receives from
 // $ONCEGATE_PULL_SUBSCRIPTION in $GOOGLE_CLOUD_PROJECT with the receive settings
-// the ONCEGATE_PULL_* plan sized (runtime/gateenv.NewPull refuses an unsafe
+// the ONCEGATE_PULL_* plan sized (runtime/gateenv/pullenv.New refuses an unsafe
 // plan at start-up, naming the fix) and forwards each message's data to
 // $SUPPLIER_URL with the headers Idempotency-Key (the gate's key) and
 // X-Fencing-Token (the claim's fence). $ONCEGATE_KEY_ATTRIBUTE, when set, names
@@ -27,6 +27,7 @@ import (
 
 	"github.com/oncegate/oncegate/runtime/gate"
 	"github.com/oncegate/oncegate/runtime/gateenv"
+	"github.com/oncegate/oncegate/runtime/gateenv/pullenv"
 	"github.com/oncegate/oncegate/runtime/pull"
 	"github.com/oncegate/oncegate/runtime/push"
 
@@ -48,7 +49,7 @@ func main() {
 // run configures the worker from getenv and receives until ctx is done.
 func run(ctx context.Context, getenv func(string) string, logOut io.Writer) error {
 	log := slog.New(slog.NewJSONHandler(logOut, nil))
-	cfg, err := gateenv.NewPull(ctx, &gateenv.Options{Getenv: getenv, Logger: log})
+	cfg, err := pullenv.New(ctx, &gateenv.Options{Getenv: getenv, Logger: log})
 	if err != nil {
 		return err
 	}

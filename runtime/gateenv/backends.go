@@ -51,7 +51,7 @@ var (
 )
 
 // Register makes a backend available as ONCEGATE_BACKEND=name to every later
-// New, NewPull and NewAdmin that leaves Options.Backends nil. The packages
+// New, NewAdmin and pullenv.New that leaves Options.Backends nil. The packages
 // gateenv/sqlenv ("sql"), gateenv/redisenv ("redis") and
 // gateenv/datastoreenv ("datastore") call it from init, so a program links a
 // backend's client only when its main imports that package (or

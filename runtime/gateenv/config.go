@@ -42,7 +42,7 @@ type Options struct {
 	// NoPush says the program serves no push requests (an admin tool): the OIDC
 	// variables are neither read nor required.
 	NoPush bool
-	// readPlan reads the plan; default sizing.FromEnv (NewPull reads the pull
+	// readPlan reads the plan; default sizing.FromEnv (pullenv.New reads the pull
 	// plan).
 	readPlan func(getenv func(string) string) (sizing.Plan, error)
 }

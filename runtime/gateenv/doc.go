@@ -22,7 +22,7 @@
 //	ONCEGATE_OIDC_SERVICE_ACCOUNT the push subscription's service account (required likewise)
 //	ONCEGATE_OIDC_DISABLED        1 serves pushes without verifying tokens (local runs only)
 //
-// A pull worker (NewPull, runtime/pull) reads the same variables but the
+// A pull worker (gateenv/pullenv.New, runtime/pull) reads the same variables but the
 // ONCEGATE_OIDC_* ones (it serves no push; its ONCEGATE_STORE_TIMEOUT also
 // bounds the wait for an ack result) plus:
 //

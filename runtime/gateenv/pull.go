@@ -7,14 +7,13 @@ import (
 	"os"
 	"strings"
 
-	"cloud.google.com/go/pubsub/v2"
-
-	"github.com/oncegate/oncegate/runtime/pull"
+	"github.com/oncegate/oncegate/runtime/gateenv/internal/pullhook"
 	"github.com/oncegate/oncegate/sizing"
 )
 
 // EnvPullSubscription names the subscription a pull worker receives from: its
-// id, or the full "projects/<p>/subscriptions/<s>" name.
+// id, or the full "projects/<p>/subscriptions/<s>" name. Read by
+// gateenv/pullenv.New.
 const EnvPullSubscription = "ONCEGATE_PULL_SUBSCRIPTION"
 
 // pullVars maps the PullPlan fields to the variables that set them, for the
@@ -25,29 +24,22 @@ var pullVars = map[string]string{
 	"BackendConnections": sizing.EnvPullBackendConns, "Drain": sizing.EnvPullDrain,
 }
 
-func init() { maps.Copy(planVars, pullVars) }
-
-// PullConfig is the runtime of a pull worker: Config plus the pull plan.
-type PullConfig struct {
-	*Config
-	// Pull is the validated pull plan, defaults applied. Config.Plan is its
-	// Plan, and Config.Gate's StoreTimeout is its StoreTimeout.
-	Pull sizing.PullPlan
-	// Subscription is ONCEGATE_PULL_SUBSCRIPTION.
-	Subscription string
+func init() {
+	maps.Copy(planVars, pullVars)
+	pullhook.New = func(ctx context.Context, opts any) (any, sizing.PullPlan, string, error) {
+		o, _ := opts.(*Options)
+		c, pp, sub, err := newPull(ctx, o)
+		if err != nil {
+			return nil, pp, sub, err
+		}
+		return c, pp, sub, nil
+	}
 }
 
-// NewPull is New for a pull worker: the plan is read with sizing.PullFromEnv
-// (the variables of sizing.EnvNames and sizing.PullEnvNames) and checked with
-// pull's rules, so an unsafe combination (flow control past the backend's
-// connections, an extension shorter than the time budget, a drain past the
-// shutdown grace, a TTL under the redelivery horizon) stops start-up with one
-// line naming each variable and the fix (matching sizing.ErrUnsafePlan).
-// ONCEGATE_PULL_SUBSCRIPTION is required. ONCEGATE_DISABLED=1 is refused: pull
-// has no pass-through mode. The push OIDC variables are neither read nor
-// required (Options.NoPush is implied): a pull worker serves no push request,
-// and the result's OIDC is nil.
-func NewPull(ctx context.Context, opts *Options) (*PullConfig, error) {
+// newPull is New for a pull worker, the core of gateenv/pullenv.New (which
+// documents the contract). It stays here, free of the Pub/Sub client, because
+// it needs New's plan hook and error formatting.
+func newPull(ctx context.Context, opts *Options) (*Config, sizing.PullPlan, string, error) {
 	var o Options
 	if opts != nil {
 		o = *opts
@@ -79,25 +71,12 @@ func NewPull(ctx context.Context, opts *Options) (*PullConfig, error) {
 		case err != nil:
 			errs = append(errs, err)
 		}
-		return nil, joinEnv(errs)
+		return nil, sizing.PullPlan{}, "", joinEnv(errs)
 	}
 	c, err := New(ctx, &o)
 	if err != nil {
-		return nil, err
+		return nil, sizing.PullPlan{}, "", err
 	}
 	c.Gate.StoreTimeout = pp.StoreTimeout
-	return &PullConfig{Config: c, Pull: pp, Subscription: sub}, nil
-}
-
-// ReceiveSettings returns the client settings the pull plan sized
-// (pull.ReceiveSettings); assign them to Subscriber.ReceiveSettings.
-func (c *PullConfig) ReceiveSettings() pubsub.ReceiveSettings { return pull.ReceiveSettings(c.Pull) }
-
-// PullOptions returns the Receiver options the plan implies (drain, ack
-// timeout) with the configured logger; set Mode, KeyFunc and the rest on the
-// result.
-func (c *PullConfig) PullOptions() *pull.Options {
-	o := pull.OptionsFor(c.Pull)
-	o.Logger = c.Gate.Logger
-	return o
+	return c, pp, sub, nil
 }

@@ -9,7 +9,7 @@
 //	permanent                   Ack (the record says failed; retrying cannot help)
 //	not-recorded, fenced-out    Ack, error logged (never repeat a send)
 //	in-progress                 Nack, one warning line (a live holder elsewhere)
-//	body-failed                 Nack (redelivered with the retry policy's backoff)
+//	body-failed                 Nack (redelivered with the retry policy's backoff); also a body that panicked
 //	unknown                     Nack, error "reconcile key …" (the dead-letter topic keeps it)
 //	store-unavailable           Nack without running (fail closed)
 //	rejected                    Nack (key reuse, invalid key, fence exhausted)
@@ -21,6 +21,23 @@
 // default, stored as "<namespace>:<messageId>") or push.AttributeKey for a
 // business key. The body receives that read-only push.Message and never the
 // *pubsub.Message, so it cannot ack on its own.
+//
+// # Panics
+//
+// The Pub/Sub client runs each callback on a goroutine of its own and does not
+// recover a panic there, so left alone one panicking message would end the
+// worker process: every message in flight would wait out its lease, and the
+// redelivered message would take down the next worker (a poison message that
+// never reaches the dead-letter topic). The Receiver recovers a body's panic
+// instead: the gate releases the claim, the message is nacked as body-failed
+// (a *PanicError, matching ErrBodyPanic), and its one line is at error level
+// with panic=true, the panic value in err and the goroutine's stack (never the
+// payload). The retry policy redelivers it, each delivery at a higher fence, and
+// after the subscription's maximum delivery attempts Pub/Sub moves it to the
+// dead-letter topic; other messages keep being processed. A KeyFunc that panics
+// is likewise nacked without a claim (no-key). The push adapter differs on
+// purpose: there the gate releases the claim and re-panics into net/http,
+// which recovers it per request and drops the connection (a nack).
 //
 // # Exactly-once delivery
 //
@@ -69,5 +86,5 @@
 // MaxDurationPerAckExtension, called MaxExtensionPeriod before pubsub v2) and
 // flow control (MaxOutstandingMessages) against the backend's connections. See
 // sizing.PullPlan; ReceiveSettings turns a checked plan into the client's
-// settings, and runtime/gateenv's NewPull reads it from the environment.
+// settings, and runtime/gateenv/pullenv's New reads it from the environment.
 package pull

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"maps"
+	"runtime/debug"
 	"time"
 
 	"cloud.google.com/go/pubsub/v2"
@@ -30,12 +31,13 @@ var (
 // result is what one message came to.
 type result struct {
 	key     string // namespaced
-	outcome string
+	outcome gate.Outcome
 	ack     bool
 	fence   int64
 	ran     bool
 	bodyDur time.Duration
 	err     error
+	stack   []byte // the panicking goroutine's stack when the body panicked
 }
 
 // view is the read-only push.Message the key function and the body see.
@@ -69,26 +71,38 @@ func (r *Receiver) handle(drain, ctx context.Context, m *pubsub.Message, subscri
 	log := r.log.With("message_id", msg.MessageID, "delivery_attempt", msg.DeliveryAttempt)
 
 	var res result
-	key, kerr := r.o.KeyFunc(msg)
+	key, stack, kerr := r.key(msg)
 	switch {
 	case ctx.Err() != nil:
-		res = result{outcome: OutcomeStopping, ack: gate.OutcomeStopping.Ack(), err: context.Cause(ctx)}
+		res = result{outcome: gate.OutcomeStopping, ack: gate.OutcomeStopping.Ack(), err: context.Cause(ctx)}
 	case kerr != nil || key == "":
 		if kerr == nil {
 			kerr = errors.New("key function returned an empty key")
 		}
-		res = result{outcome: OutcomeNoKey, ack: gate.OutcomeNoKey.Ack(), err: kerr}
+		res = result{outcome: gate.OutcomeNoKey, ack: gate.OutcomeNoKey.Ack(), err: kerr, stack: stack}
 	default:
 		res = r.run(drain, context.WithoutCancel(ctx), key, msg)
 	}
 	span.SetAttributes(telemetry.AttrKey.String(res.key), telemetry.AttrFence.Int64(res.fence),
-		telemetry.AttrOutcome.String(res.outcome), telemetry.AttrMode.String(r.o.Mode.String()))
+		telemetry.AttrOutcome.String(res.outcome.String()), telemetry.AttrMode.String(r.o.Mode.String()))
 	if !res.ack {
-		span.SetStatus(codes.Error, res.outcome)
+		span.SetStatus(codes.Error, res.outcome.String())
 	}
 	r.tel.Delivery(ctx, r.labels(res))
 	r.logResult(log, res)
 	r.settle(ctx, log, m, res)
+}
+
+// key applies the KeyFunc; a panic in it is an error (with the stack), so the
+// message is nacked without a claim instead of ending the process.
+func (r *Receiver) key(msg *push.Message) (key string, stack []byte, err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			key, stack, err = "", debug.Stack(), &PanicError{Value: p}
+		}
+	}()
+	key, err = r.o.KeyFunc(msg)
+	return key, nil, err
 }
 
 // run claims key under the configured verb and runs the body. The claim is
@@ -98,7 +112,7 @@ func (r *Receiver) run(drain, ctx context.Context, key string, msg *push.Message
 	res := result{key: r.g.Key(key)}
 	cctx, cancel := context.WithTimeout(ctx, r.g.Options().StoreTimeout+r.o.Wait)
 	defer cancel()
-	body := func(bctx context.Context, c gate.Claim) error {
+	body := func(bctx context.Context, c gate.Claim) (err error) {
 		res.ran, res.fence = true, c.Fence
 		bctx, stop := context.WithCancelCause(bctx)
 		defer stop(nil)
@@ -106,6 +120,17 @@ func (r *Receiver) run(drain, ctx context.Context, key string, msg *push.Message
 		defer unhook()
 		start := time.Now()
 		defer func() { res.bodyDur = time.Since(start) }()
+		defer func() {
+			// The client runs each callback on a goroutine of its own and does
+			// not recover: a panic left alone ends the process and every message
+			// in flight. As an error, the gate releases the claim and the message
+			// is nacked (body-failed), so the retry and dead-letter policies
+			// handle a poison message.
+			if p := recover(); p != nil {
+				res.stack = debug.Stack()
+				err = &PanicError{Value: p}
+			}
+		}()
 		return r.fn(bctx, msg, c)
 	}
 	var err error
@@ -134,7 +159,7 @@ func (r *Receiver) run(drain, ctx context.Context, key string, msg *push.Message
 	if !res.ran && errors.As(err, &re) {
 		res.fence = re.Record.Fence
 	}
-	res.err, res.outcome, res.ack = err, outcome.String(), outcome.Ack()
+	res.err, res.outcome, res.ack = err, outcome, outcome.Ack()
 	if res.ran {
 		r.tel.Body(ctx, res.bodyDur, r.labels(res))
 	}
@@ -142,7 +167,7 @@ func (r *Receiver) run(drain, ctx context.Context, key string, msg *push.Message
 }
 
 func (r *Receiver) labels(res result) telemetry.Labels {
-	return telemetry.Labels{Adapter: "pull", Mode: r.o.Mode.String(), Outcome: res.outcome, Ack: res.ack}
+	return telemetry.Labels{Adapter: "pull", Mode: r.o.Mode.String(), Outcome: res.outcome.String(), Ack: res.ack}
 }
 
 // settle acks or nacks m and waits up to AckTimeout for the result, which only a
@@ -161,7 +186,7 @@ func (r *Receiver) settle(ctx context.Context, log *slog.Logger, m *pubsub.Messa
 	if err == nil && st == pubsub.AcknowledgeStatusSuccess {
 		return
 	}
-	attrs := []any{"key", res.key, "outcome", res.outcome, "ack_status", ackStatus(st)}
+	attrs := []any{"key", res.key, "outcome", res.outcome.String(), "ack_status", ackStatus(st)}
 	if err != nil {
 		attrs = append(attrs, "err", err.Error())
 	}

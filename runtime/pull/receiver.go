@@ -49,6 +49,25 @@ func (m Mode) String() string {
 // that returns because of it is nacked and its claim released.
 var ErrShutdown = errors.New("oncegate: pull subscriber shutting down")
 
+// ErrBodyPanic matches (errors.Is) a *PanicError: the body panicked.
+var ErrBodyPanic = errors.New("oncegate: pull body panicked")
+
+// PanicError is what a body's panic becomes: the Receiver recovers it, the
+// gate releases the claim, and the message is nacked as body-failed
+// (gate.OutcomeBodyFailed), so Pub/Sub redelivers it under the subscription's
+// retry policy and, after its maximum delivery attempts, moves it to the
+// dead-letter topic. It never unwraps to the panic value (an error value
+// marked gate.Permanent would otherwise ack a message whose body crashed).
+type PanicError struct {
+	// Value is what the body passed to panic.
+	Value any
+}
+
+func (e *PanicError) Error() string { return fmt.Sprintf("%v: %v", ErrBodyPanic, e.Value) }
+
+// Is reports whether target is ErrBodyPanic.
+func (e *PanicError) Is(target error) bool { return target == ErrBodyPanic }
+
 // DefaultDrain is Options.Drain's default: 26 s, what a 30 s termination grace
 // (sizing.DefaultPullShutdownGrace, Kubernetes' default
 // terminationGracePeriodSeconds) leaves after a release and an ack at the 2 s

@@ -2,7 +2,9 @@ package pull_test
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -12,9 +14,10 @@ import (
 	"github.com/oncegate/oncegate/runtime/push"
 )
 
-// TestAckTable pins docs/design.md's ack table for pull: each outcome acks or
-// nacks the pulled message as gate.Outcome.Ack says, runs the body only when the
-// claim was won, and leaves the record in the state the table names.
+// TestAckTable checks pull against gate's ack table (docs/design.md): each
+// outcome acks or nacks the pulled message as gate.Outcome.Ack says, logs its
+// line at gate.Outcome.LogLevel, runs the body only when the claim was won, and
+// leaves the record in the state the verb leaves it.
 func TestAckTable(t *testing.T) {
 	bad := errors.New("supplier said 500")
 	cases := []struct {
@@ -23,20 +26,20 @@ func TestAckTable(t *testing.T) {
 		backend func(r *rig) gate.Backend
 		prepare func(t *testing.T, r *rig, key string) // before Receive starts
 		body    error
-		wantRun int // runs; a nacked body-failed message may be redelivered and run again
-		wantAck bool
+		wantRun int          // runs; a nacked body-failed message may be redelivered and run again
+		outcome gate.Outcome // acks and logs as the table says
 		wantLog string
 		state   gate.State // want the record's state; "" means no record
 	}{
-		{name: "ran", wantRun: 1, wantAck: true, state: gate.StateDone, wantLog: "oncegate: ran; acked"},
-		{name: "duplicate", prepare: done, wantRun: 0, wantAck: true, state: gate.StateDone, wantLog: "duplicate skipped"},
-		{name: "in progress", prepare: held, wantRun: 0, wantAck: false, state: gate.StateClaimed, wantLog: "in progress elsewhere"},
-		{name: "body failed", body: bad, wantRun: 1, wantAck: false, state: gate.StateClaimed, wantLog: "body failed; nacked"},
-		{name: "permanent", body: gate.Permanent(bad), wantRun: 1, wantAck: true, state: gate.StateFailed, wantLog: "failed permanently"},
-		{name: "unknown", prepare: unknown, wantRun: 0, wantAck: false, state: gate.StateUnknown, wantLog: "reconcile key"},
-		{name: "store unavailable", backend: func(r *rig) gate.Backend { return down{r.store} }, wantRun: 0, wantAck: false, wantLog: "store unavailable"},
-		{name: "not recorded", backend: func(r *rig) gate.Backend { return lostComplete{r.store} }, wantRun: 1, wantAck: true, state: gate.StateUnknown, wantLog: "never repeated"},
-		{name: "no key", attrs: map[string]string{"other": "x"}, wantRun: 0, wantAck: false, wantLog: "no key resolvable"},
+		{name: "ran", wantRun: 1, outcome: gate.OutcomeRan, state: gate.StateDone, wantLog: "oncegate: ran; acked"},
+		{name: "duplicate", prepare: done, wantRun: 0, outcome: gate.OutcomeDuplicate, state: gate.StateDone, wantLog: "duplicate skipped"},
+		{name: "in progress", prepare: held, wantRun: 0, outcome: gate.OutcomeInProgress, state: gate.StateClaimed, wantLog: "in progress elsewhere"},
+		{name: "body failed", body: bad, wantRun: 1, outcome: gate.OutcomeBodyFailed, state: gate.StateClaimed, wantLog: "body failed; nacked"},
+		{name: "permanent", body: gate.Permanent(bad), wantRun: 1, outcome: gate.OutcomePermanent, state: gate.StateFailed, wantLog: "failed permanently"},
+		{name: "unknown", prepare: unknown, wantRun: 0, outcome: gate.OutcomeUnknown, state: gate.StateUnknown, wantLog: "reconcile key"},
+		{name: "store unavailable", backend: func(r *rig) gate.Backend { return down{r.store} }, wantRun: 0, outcome: gate.OutcomeStoreUnavailable, wantLog: "store unavailable"},
+		{name: "not recorded", backend: func(r *rig) gate.Backend { return lostComplete{r.store} }, wantRun: 1, outcome: gate.OutcomeNotRecorded, state: gate.StateUnknown, wantLog: "never repeated"},
+		{name: "no key", attrs: map[string]string{"other": "x"}, wantRun: 0, outcome: gate.OutcomeNoKey, wantLog: "no key resolvable"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -70,10 +73,10 @@ func TestAckTable(t *testing.T) {
 			if err := stop(); err != nil {
 				t.Fatalf("Receive: %v", err)
 			}
-			if acked != tc.wantAck {
-				t.Errorf("acked = %v, want %v", acked, tc.wantAck)
+			if acked != tc.outcome.Ack() {
+				t.Errorf("acked = %v, want %v (%s)", acked, tc.outcome.Ack(), tc.outcome)
 			}
-			if n := int(runs.Load()); n != tc.wantRun && !(tc.body != nil && !tc.wantAck && n > tc.wantRun) {
+			if n := int(runs.Load()); n != tc.wantRun && !(tc.body != nil && !tc.outcome.Ack() && n > tc.wantRun) {
 				t.Errorf("body ran %d times, want %d", n, tc.wantRun)
 			}
 			rec, ok, err := r.store.Inspect(context.Background(), "ns:PO-1")
@@ -85,11 +88,33 @@ func TestAckTable(t *testing.T) {
 			case tc.state != "" && (!ok || rec.State != tc.state):
 				t.Errorf("record %+v (found %v), want state %s", rec, ok, tc.state)
 			}
-			if !contains(r.logs.String(), tc.wantLog) {
-				t.Errorf("log lacks %q:\n%s", tc.wantLog, r.logs)
+			line := resultLine(t, r.logs.String(), tc.outcome)
+			if line == nil {
+				t.Fatalf("no line with outcome %q:\n%s", tc.outcome, r.logs)
+			}
+			if line["level"] != tc.outcome.LogLevel().String() || line["ack"] != tc.outcome.Ack() {
+				t.Errorf("%s line: level %v ack %v, want the table's %s and %v", tc.outcome, line["level"], line["ack"], tc.outcome.LogLevel(), tc.outcome.Ack())
+			}
+			if msg, _ := line["msg"].(string); !contains(msg, tc.wantLog) {
+				t.Errorf("%s line says %q, want it to contain %q", tc.outcome, msg, tc.wantLog)
 			}
 		})
 	}
+}
+
+// resultLine returns the first JSON log line in logs whose outcome is o, or nil.
+func resultLine(t *testing.T, logs string, o gate.Outcome) map[string]any {
+	t.Helper()
+	for l := range strings.Lines(logs) {
+		var m map[string]any
+		if err := json.Unmarshal([]byte(l), &m); err != nil {
+			t.Fatalf("log line %q: %v", l, err)
+		}
+		if m["outcome"] == o.String() && m["ack"] != nil {
+			return m
+		}
+	}
+	return nil
 }
 
 // done records key done, as a finished earlier delivery would.

@@ -14,12 +14,13 @@ import (
 
 	"github.com/oncegate/oncegate/runtime/gate"
 	"github.com/oncegate/oncegate/runtime/gateenv"
+	"github.com/oncegate/oncegate/runtime/gateenv/pullenv"
 	"github.com/oncegate/oncegate/runtime/pull"
 	"github.com/oncegate/oncegate/runtime/push"
 )
 
 // PullMain is Main for a pull subscriber: it configures the worker with
-// gateenv.NewPull, receives from ONCEGATE_PULL_SUBSCRIPTION in
+// pullenv.New, receives from ONCEGATE_PULL_SUBSCRIPTION in
 // GOOGLE_CLOUD_PROJECT (the client honours PUBSUB_EMULATOR_HOST) with the
 // plan's receive settings, forwards each message's data to SUPPLIER_URL through
 // a pull.Receiver, and answers GET /healthz on PORT (when set) while it
@@ -27,7 +28,7 @@ import (
 // bodies finish within the plan's drain. Logs are JSON lines on logOut.
 func PullMain(ctx context.Context, getenv func(string) string, logOut io.Writer) error {
 	log := slog.New(slog.NewJSONHandler(logOut, nil))
-	cfg, err := gateenv.NewPull(ctx, &gateenv.Options{Getenv: getenv, Logger: log})
+	cfg, err := pullenv.New(ctx, &gateenv.Options{Getenv: getenv, Logger: log})
 	if err != nil {
 		return err
 	}

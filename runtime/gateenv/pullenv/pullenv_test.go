@@ -1,15 +1,17 @@
-package gateenv_test
+package pullenv_test
 
 import (
 	"context"
 	"errors"
 	"io"
 	"log/slog"
+	"maps"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/oncegate/oncegate/runtime/gateenv"
+	"github.com/oncegate/oncegate/runtime/gateenv/pullenv"
 	"github.com/oncegate/oncegate/sizing"
 )
 
@@ -21,20 +23,38 @@ var validPull = env{
 	"ONCEGATE_PULL_BACKEND_CONNS": "10", "ONCEGATE_PULL_MAX_EXTENSION_PERIOD": "60s",
 }
 
-func newPull(t *testing.T, e env) (*gateenv.PullConfig, error) {
+// env is a getenv over a map.
+type env map[string]string
+
+func (e env) get(k string) string { return e[k] }
+
+// with returns a copy of e with kv applied ("" deletes).
+func (e env) with(kv ...string) env {
+	out := maps.Clone(e)
+	for i := 0; i < len(kv); i += 2 {
+		if kv[i+1] == "" {
+			delete(out, kv[i])
+		} else {
+			out[kv[i]] = kv[i+1]
+		}
+	}
+	return out
+}
+
+func newPull(t *testing.T, e env) (*pullenv.Config, error) {
 	t.Helper()
-	c, err := gateenv.NewPull(context.Background(), &gateenv.Options{Getenv: e.get, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	c, err := pullenv.New(context.Background(), &gateenv.Options{Getenv: e.get, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
 	if err == nil {
 		t.Cleanup(func() { _ = c.Close() })
 	}
 	return c, err
 }
 
-// TestNewPull: the pull plan's numbers reach the gate, the client settings and
+// TestNew: the pull plan's numbers reach the gate, the client settings and
 // the Receiver options; an ack deadline under the work deadline, refused for
 // push, is fine for pull since the client extends it. The push OIDC variables
 // are not required (validPull sets none), nor read when set.
-func TestNewPull(t *testing.T) {
+func TestNew(t *testing.T) {
 	c, err := newPull(t, validPull)
 	if err != nil {
 		t.Fatal(err)
@@ -70,9 +90,9 @@ func TestNewPull(t *testing.T) {
 	}
 }
 
-// TestNewPullRefuses: an unsafe or incomplete pull environment stops start-up
+// TestNewRefuses: an unsafe or incomplete pull environment stops start-up
 // with one line naming every variable and the fix.
-func TestNewPullRefuses(t *testing.T) {
+func TestNewRefuses(t *testing.T) {
 	for _, c := range []struct {
 		name   string
 		e      env
@@ -92,7 +112,7 @@ func TestNewPullRefuses(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			_, err := newPull(t, c.e)
 			if err == nil {
-				t.Fatal("NewPull accepted it")
+				t.Fatal("New accepted it")
 			}
 			if errors.Is(err, sizing.ErrUnsafePlan) != c.unsafe {
 				t.Errorf("errors.Is(err, ErrUnsafePlan) = %v, want %v: %v", !c.unsafe, c.unsafe, err)

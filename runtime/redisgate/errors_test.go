@@ -103,7 +103,9 @@ func TestFenceExhaustedEverywhere(t *testing.T) {
 func TestForeignKeyUnderPrefix(t *testing.T) {
 	s, c := newStore(t)
 	ctx := context.Background()
-	for _, v := range []string{"x", "claimed", "og1 claimed 1 2 3", "og1 done 1 2  0 0 9\nshort", "og1 bogus 1 2  0 0 0\n"} {
+	for _, v := range []string{"x", "claimed", "og1 claimed 1 2 3", "og1 done 1 2  0 0 9\nshort", "og1 bogus 1 2  0 0 0\n",
+		"og1 done 1 2  9223372036854775807 1 0\nabc", "og1 claimed 1 999999999  0 0 9\nshort",
+		"og1 claimed 1 999999999  9223372036854775807 1 0\nabc"} {
 		if err := c.Set(ctx, s.RedisKey("k"), v, time.Minute).Err(); err != nil {
 			t.Fatal(err)
 		}

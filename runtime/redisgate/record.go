@@ -154,7 +154,7 @@ func decodeValue(key, v string, expiry int64) (gate.Record, error) {
 		n[i] = x
 	}
 	lt, lo, lf := n[3], n[4], n[5]
-	if lt+lo+lf > int64(len(body)) {
+	if end := int64(len(body)); lt > end || lo > end-lt || lf > end-lt-lo { // no sum that can overflow
 		return bad("lengths past the value's end")
 	}
 	r := gate.Record{Key: key, State: gate.State(f[0]), Fence: n[0]}

@@ -115,7 +115,8 @@ func TestDecodeValue(t *testing.T) {
 		})
 	}
 	for _, v := range []string{"", "x", "og1 claimed 1 2 3", "og1 done 1 2  0 0 9\nshort", "og1 bogus 1 2  0 0 0\n",
-		"og1 done -1 2  0 0 0\n", "og1 done 1 2  -1 0 0\n", "og1 done 1 x  0 0 0\n", "og2 done 1 2  0 0 0\n", "og1 done 1 2  0 0\n"} {
+		"og1 done -1 2  0 0 0\n", "og1 done 1 2  -1 0 0\n", "og1 done 1 x  0 0 0\n", "og2 done 1 2  0 0 0\n", "og1 done 1 2  0 0\n",
+		"og1 done 1 2  9223372036854775807 1 0\nabc", "og1 done 1 2  1 9223372036854775807 9223372036854775807\nabc"} {
 		if _, err := decodeValue("k", v, exp); !errors.Is(err, errNotRecord) {
 			t.Errorf("decodeValue(%q): err = %v, want errNotRecord", v, err)
 		}

@@ -75,10 +75,10 @@ elseif v then
   -- whose fingerprint differs (key reuse) answers with the record; any other is
   -- taken over.
   local st, f, _, _, lt, lo, lf, p = H.decode(v)
-  if st ~= 'claimed' then
+  lt, lo, lf = tonumber(lt), tonumber(lo), tonumber(lf)
+  if st ~= 'claimed' or p + lt + lo + lf - 1 > #v then -- lengths past the end: not a record
     return H.not_record()
   end
-  lt, lo, lf = tonumber(lt), tonumber(lo), tonumber(lf)
   sfp = string.sub(v, p + lt + lo, p + lt + lo + lf - 1)
   if (fp ~= '' and sfp ~= '' and sfp ~= fp) or (token ~= '' and string.sub(v, p, p + lt - 1) == token) then
     return redis.call('PEXPIRETIME', k) .. ' ' .. v

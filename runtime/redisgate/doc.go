@@ -72,6 +72,13 @@
 // longer than any holder lives) makes safe. A record written with a zero TTL and
 // a zero lease is deleted at once.
 //
+// The key's expiry is part of the record: an og1 record stores its lease and
+// done times as milliseconds before that expiry. Never change it from outside
+// (EXPIRE, PERSIST, a TTL-rewriting migration tool): shortening it shortens a
+// live lease, so a second holder may claim while the first still works (its
+// writes are still fenced out), and PERSIST on a live claim makes it claimable
+// at once. Copy records with DUMP/RESTORE, which keep the expiry.
+//
 // # Eviction
 //
 // Every record except an unknown one carries a TTL, so under any volatile-*

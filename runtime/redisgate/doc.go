@@ -77,7 +77,8 @@
 // (EXPIRE, PERSIST, a TTL-rewriting migration tool): shortening it shortens a
 // live lease, so a second holder may claim while the first still works (its
 // writes are still fenced out), and PERSIST on a live claim makes it claimable
-// at once. Copy records with DUMP/RESTORE, which keep the expiry.
+// at once. A copy must carry the expiry over exactly (RESTORE with ABSTTL and
+// the source key's PEXPIRETIME).
 //
 // # Eviction
 //

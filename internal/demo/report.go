@@ -129,7 +129,7 @@ func (r *run) report(start time.Time, msgs []message, dead map[string]bool, orde
 		rep.DistinctOrders++
 		if commits[ns+o.body.Order] == 0 {
 			rep.Missing++
-			rep.Problems = append(rep.Problems, Problem{Order: o.body.Order, Why: "the supplier does not hold it" + state[o.body.Order]})
+			rep.Problems = append(rep.Problems, Problem{Order: o.body.Order, Why: notHeld + state[o.body.Order]})
 		}
 	}
 	for i, w := range r.workers {
@@ -142,6 +142,9 @@ func (r *run) report(start time.Time, msgs []message, dead map[string]bool, orde
 	return rep
 }
 
+// notHeld is why a lost order is a problem; timedOut rewrites it.
+const notHeld = "the supplier does not hold it"
+
 // states says, per order, what became of each of its messages:
 // "; message ID acked after N attempts" and so on.
 func (r *run) states(msgs []message, dead map[string]bool) map[string]string {
@@ -153,7 +156,7 @@ func (r *run) states(msgs []message, dead map[string]bool) map[string]string {
 		} else if dead[m.id] {
 			s = "dead-lettered"
 		}
-		state[m.o.body.Order] += fmt.Sprintf("; message %s %s after %d attempts", m.id, s, r.attempt(m.id))
+		state[m.o.body.Order] += fmt.Sprintf("; message %s %s after %s", m.id, s, plural(int(r.attempt(m.id)), "attempt"))
 	}
 	return state
 }
@@ -166,8 +169,11 @@ func (r *run) states(msgs []message, dead map[string]bool) map[string]string {
 // acked are added.
 func (r *run) timedOut(rep *Report, waiting, msgs []message, dead map[string]bool) {
 	listed := map[string]bool{}
-	for _, p := range rep.Problems {
+	for i, p := range rep.Problems {
 		listed[p.Order] = true
+		if why, ok := strings.CutPrefix(p.Why, notHeld); ok {
+			rep.Problems[i].Why = "is not at the supplier yet" + why
+		}
 	}
 	state := r.states(msgs, dead)
 	orders := map[string]bool{}
@@ -206,7 +212,7 @@ func (r Report) print(w io.Writer) {
 	deliveries, contention := "deliveries (push)", "contention nacks (503)"
 	lostLabel, lostNote := "lost orders", "must be 0"
 	if r.Incomplete != "" {
-		lostLabel, lostNote = "orders not yet at the supplier", "the run stopped before every message settled"
+		lostLabel, lostNote = "not yet at the supplier", "the run stopped before every message settled"
 	}
 	if r.Pull {
 		deliveries, contention = "deliveries (pull)", "contention nacks"

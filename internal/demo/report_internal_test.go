@@ -83,7 +83,7 @@ func TestTimedOutReport(t *testing.T) {
 	}
 	r.acked.Store("1", true)
 	rep := Report{DistinctOrders: 3, SupplierOrders: 2, Missing: 1,
-		Problems: []Problem{{Order: "PO-00002", Why: "the supplier does not hold it"}}}
+		Problems: []Problem{{Order: "PO-00002", Why: notHeld}}}
 	r.timedOut(&rep, msgs[1:], msgs, nil)
 	if want := "timed out after 5s waiting for 4 messages of 3 orders"; rep.Incomplete != want {
 		t.Errorf("Incomplete = %q, want %q", rep.Incomplete, want)
@@ -102,7 +102,7 @@ func TestTimedOutReport(t *testing.T) {
 	rep.print(&b)
 	out := b.String()
 	for _, want := range []string{"INCOMPLETE: timed out after 5s waiting for 4 messages of 3 orders; raise --timeout",
-		"problem: PO-00008 is the poison order, not yet dead-lettered", "orders not yet at the supplier"} {
+		"problem: PO-00008 is the poison order, not yet dead-lettered", "not yet at the supplier", "problem: PO-00002 is not at the supplier yet"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("report lacks %q:\n%s", want, out)
 		}

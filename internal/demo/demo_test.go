@@ -114,6 +114,9 @@ func TestDemoOnEmulator(t *testing.T) {
 	if !strings.Contains(out, "pubsub emulator (its own push") {
 		t.Fatal("PUBSUB_EMULATOR_HOST did not select the emulator's push")
 	}
+	if !strings.Contains(out, "no retry policy (the emulator redelivers a refused push after about 1s)") || strings.Contains(out, "backoff") {
+		t.Fatal("the plan line does not say the emulator's subscription has no retry policy")
+	}
 }
 
 // TestDemoPull runs the demo with pull workers (--pull) on the embedded pstest,
@@ -147,6 +150,9 @@ func TestDemoPullOnEmulator(t *testing.T) {
 	checkExactlyOnce(t, rep, out, err, 60)
 	if !strings.Contains(out, "pubsub emulator (streaming pull by the workers)") {
 		t.Fatal("PUBSUB_EMULATOR_HOST with --pull did not select the emulator")
+	}
+	if !strings.Contains(out, "no retry policy (the emulator redelivers a nacked message at once)") || strings.Contains(out, "backoff") {
+		t.Fatal("the plan line does not say the emulator's subscription has no retry policy")
 	}
 }
 

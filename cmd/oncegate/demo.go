@@ -28,8 +28,14 @@ between the supplier call and the done record, as in docs/RELIABILITY.md's crash
 (a repeat after an unrecorded effect, a committed call whose worker then reported it
 failed or unrecorded, is counted apart).
 demo exits non-zero, naming the orders and why, if an order is held twice, lost, or
-repeated without such a kill. A failed or interrupted run (--keep: every run) keeps
-the store and prints the oncegate inspect command that reads it.
+repeated without such a kill. --orders counts the poison order too (it is
+dead-lettered), so the report's distinct orders are --orders minus one; it must be
+2 or more. A run that hits --timeout ends INCOMPLETE, naming every order it still
+waited for, and exits non-zero without judging them. A failed, timed-out or
+interrupted run (--keep: every run) keeps the store and prints the oncegate inspect
+command that reads it. On your own PostgreSQL or Redis every run's records stay
+under its namespace, kept or not: Redis expires them after the demo plan's 30-minute
+ttl, SQL keeps them until oncegate purge deletes them once expired.
 
 --pubsub=emulator (the default when PUBSUB_EMULATOR_HOST is set) replaces the
 embedded fake and the bridge with Google's Pub/Sub emulator pushing to the workers
@@ -42,14 +48,18 @@ supplier, kill and verdict; trouble the push demo injects as extra pushes is
 published as extra copies of the order instead.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			// An explicit 0 is refused too: Options reads 0 as the default.
+			if err := demo.CheckSize(o.Orders, o.Workers); err != nil {
+				return err
+			}
 			o.Out = cmd.OutOrStdout()
 			o.CLI = cliName()
 			_, err := demo.Run(cmd.Context(), o)
 			return err
 		},
 	}
-	cmd.Flags().IntVar(&o.Orders, "orders", 300, "distinct orders to publish")
-	cmd.Flags().IntVar(&o.Workers, "workers", 3, "worker processes")
+	cmd.Flags().IntVar(&o.Orders, "orders", demo.DefaultOrders, "orders to publish, 2 or more: one is the poison message (dead-lettered), so n orders are n−1 distinct orders")
+	cmd.Flags().IntVar(&o.Workers, "workers", demo.DefaultWorkers, "worker processes, 1 or more")
 	cmd.Flags().Uint64Var(&o.Seed, "seed", 1, "seed of the trouble mix")
 	cmd.Flags().StringVar(&o.PubSub, "pubsub", "", "embedded (pstest and the push bridge; needs only Go) or emulator (Google's emulator pushing: $PUBSUB_EMULATOR_HOST, or one the demo starts); default emulator when PUBSUB_EMULATOR_HOST is set, else embedded")
 	cmd.Flags().BoolVar(&o.Pull, "pull", false, "run the workers as pull subscribers (worker --pull: streaming pull from a pull subscription) instead of push endpoints")

@@ -308,3 +308,24 @@ func TestBridgeSaysTheEmulatorDoesNotAnswer(t *testing.T) {
 		t.Fatalf("gave up after %s; want about the 1s dial timeout", el)
 	}
 }
+
+// TestDemoRefusesSize checks that demo refuses --orders and --workers out of
+// range, an explicit 0 included, naming the flag and the range, before it
+// starts anything.
+func TestDemoRefusesSize(t *testing.T) {
+	for _, tt := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--orders", "0"}, "--orders 0: want 2 or more (one order is the poison message"},
+		{[]string{"--orders", "-5"}, "--orders -5: want 2 or more"},
+		{[]string{"--orders", "1"}, "--orders 1: want 2 or more"},
+		{[]string{"--workers", "0"}, "--workers 0: want 1 or more"},
+		{[]string{"--workers", "-2"}, "--workers -2: want 1 or more"},
+	} {
+		out, err := run(t, append([]string{"demo"}, tt.args...)...)
+		if err == nil || !strings.Contains(err.Error(), tt.want) || strings.Contains(out, "oncegate demo:") {
+			t.Errorf("demo %v: err %v, want %q and nothing run:\n%s", tt.args, err, tt.want, out)
+		}
+	}
+}

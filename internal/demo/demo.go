@@ -39,9 +39,12 @@ import (
 
 // Options configure a run. The zero value runs the default demo.
 type Options struct {
-	// Orders is how many distinct orders to publish. Default 300.
+	// Orders is how many orders to publish, the poison order included, so
+	// Orders−1 distinct orders reach the supplier. 0 means DefaultOrders; Run
+	// refuses 1 or less otherwise (CheckSize).
 	Orders int
-	// Workers is how many worker processes run. Default 3.
+	// Workers is how many worker processes run. 0 means DefaultWorkers; Run
+	// refuses a negative count (CheckSize).
 	Workers int
 	// Seed makes the trouble mix reproducible. Default 1.
 	Seed uint64
@@ -74,7 +77,12 @@ type Options struct {
 	// NoKill skips killing and restarting a worker.
 	NoKill bool
 	// Keep keeps the store (the SQLite file) after the run and prints the
-	// command that inspects it. A failed or interrupted run keeps it anyway.
+	// command that inspects it. A failed, timed-out or interrupted run keeps it
+	// anyway, unless it ended before publishing anything (its set-up failed):
+	// then nothing was written to inspect. On the user's own PostgreSQL or
+	// Redis the run's records stay under its namespace either way (Redis
+	// expires them after Plan's TTL; SQL keeps them until oncegate purge
+	// deletes them once expired).
 	Keep bool
 	// Namespace is the key namespace. Default: a fresh one per run,
 	// "demo-<UTC time>-<4 hex digits>", so a run never sees an earlier run's
@@ -145,12 +153,39 @@ func PullPlan() sizing.PullPlan {
 	return p.WithDefaults()
 }
 
-func (o *Options) defaults() error {
-	if o.Orders <= 0 {
-		o.Orders = 300
+// The defaults of Options.Orders and Options.Workers (the CLI's --orders and
+// --workers), and the smallest values CheckSize accepts.
+const (
+	DefaultOrders  = 300
+	DefaultWorkers = 3
+	MinOrders      = 2 // one poison order and at least one that reaches the supplier
+	MinWorkers     = 1
+)
+
+// CheckSize refuses an order or worker count out of range, naming the flag
+// and the range: orders must be at least MinOrders (one of them is the poison
+// message, dead-lettered, so a run of n orders has n−1 distinct orders) and
+// workers at least MinWorkers. The CLI passes its flags as given; Run passes
+// Options after their zero values became the defaults.
+func CheckSize(orders, workers int) error {
+	if orders < MinOrders {
+		return fmt.Errorf("demo: --orders %d: want %d or more (one order is the poison message, dead-lettered, so --orders n runs n−1 distinct orders)", orders, MinOrders)
 	}
-	if o.Workers <= 0 {
-		o.Workers = 3
+	if workers < MinWorkers {
+		return fmt.Errorf("demo: --workers %d: want %d or more", workers, MinWorkers)
+	}
+	return nil
+}
+
+func (o *Options) defaults() error {
+	if o.Orders == 0 {
+		o.Orders = DefaultOrders
+	}
+	if o.Workers == 0 {
+		o.Workers = DefaultWorkers
+	}
+	if err := CheckSize(o.Orders, o.Workers); err != nil {
+		return err
 	}
 	if o.Seed == 0 {
 		o.Seed = 1
@@ -246,7 +281,9 @@ func Run(ctx context.Context, o Options) (Report, error) {
 	if parent.Err() != nil {
 		err = ErrInterrupted
 	}
-	keep := o.Keep || err != nil || !rep.OK()
+	// A run that failed before it published anything wrote no record, so
+	// there is nothing to inspect.
+	keep := r.published.Load() && (o.Keep || err != nil || !rep.OK())
 	r.closing(rep, err, keep)
 	if !keep && st.dir != "" {
 		_ = os.RemoveAll(st.dir)
@@ -284,7 +321,7 @@ func (r *run) closing(rep Report, err error, keep bool) {
 		return
 	}
 	key := "PO-00001"
-	if err == nil && len(rep.Problems) > 0 && rep.Problems[0].Order != "" {
+	if (err == nil || errors.Is(err, errTimedOut)) && len(rep.Problems) > 0 && rep.Problems[0].Order != "" {
 		key = rep.Problems[0].Order
 	}
 	fmt.Fprintf(w, "store kept; inspect an order's record with:\n  %s ONCEGATE_NAMESPACE=%s %s inspect %s\n",

@@ -114,6 +114,9 @@ func TestDemoOnEmulator(t *testing.T) {
 	if !strings.Contains(out, "pubsub emulator (its own push") {
 		t.Fatal("PUBSUB_EMULATOR_HOST did not select the emulator's push")
 	}
+	if !strings.Contains(out, "no retry policy (the emulator redelivers a refused push after about 1s)") || strings.Contains(out, "backoff") {
+		t.Fatal("the plan line does not say the emulator's subscription has no retry policy")
+	}
 }
 
 // TestDemoPull runs the demo with pull workers (--pull) on the embedded pstest,
@@ -147,6 +150,9 @@ func TestDemoPullOnEmulator(t *testing.T) {
 	checkExactlyOnce(t, rep, out, err, 60)
 	if !strings.Contains(out, "pubsub emulator (streaming pull by the workers)") {
 		t.Fatal("PUBSUB_EMULATOR_HOST with --pull did not select the emulator")
+	}
+	if !strings.Contains(out, "no retry policy (the emulator redelivers a nacked message at once)") || strings.Contains(out, "backoff") {
+		t.Fatal("the plan line does not say the emulator's subscription has no retry policy")
 	}
 }
 
@@ -216,6 +222,65 @@ func TestDemoInterrupted(t *testing.T) {
 	}
 }
 
+// TestDemoTimesOut runs the demo with a timeout shorter than its slow orders
+// (their first call outlasts the ack deadline): the run must say it is
+// incomplete, list every order it waited for, not blame the guarantees, keep
+// the store and still fail.
+func TestDemoTimesOut(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: the run takes its 12 s timeout")
+	}
+	rep, out, err := runDemo(t, demo.Options{Orders: 60, Seed: 7, NoKill: true, Timeout: 12 * time.Second})
+	if err == nil || !strings.Contains(err.Error(), "timed out after 12s") {
+		t.Fatalf("err = %v, want a timeout", err)
+	}
+	var msgs, orders int
+	var mw, ow string
+	if _, e := fmt.Sscanf(rep.Incomplete, "timed out after 12s waiting for %d %s of %d %s", &msgs, &mw, &orders, &ow); e != nil {
+		t.Fatalf("Incomplete = %q: %v", rep.Incomplete, e)
+	}
+	if len(rep.Problems) != orders {
+		t.Errorf("the verdict counts %d orders but lists %d problems: %+v", orders, len(rep.Problems), rep.Problems)
+	}
+	if !strings.Contains(out, "INCOMPLETE: "+rep.Incomplete+"; raise --timeout") || strings.Contains(out, "FAILED") || strings.Contains(out, "lost orders") {
+		t.Error("a timed-out run must say INCOMPLETE and why, without FAILED or lost orders")
+	}
+	if !strings.Contains(out, "store kept") {
+		t.Error("a timed-out run must keep the store")
+	}
+}
+
+// TestDemoRefusesSize checks that Run refuses an order or worker count out
+// of range before starting anything (0 is the default in Options; the CLI
+// refuses an explicit 0).
+func TestDemoRefusesSize(t *testing.T) {
+	for _, o := range []demo.Options{{Orders: 1}, {Orders: -5}, {Workers: -1}} {
+		var out strings.Builder
+		o.Out = &out
+		if _, err := demo.Run(context.Background(), o); err == nil || !strings.Contains(err.Error(), "or more") || out.Len() != 0 {
+			t.Errorf("Run(orders %d, workers %d) = %v, output %q; want a range error and nothing run", o.Orders, o.Workers, err, out.String())
+		}
+	}
+}
+
+// TestDemoUnreachableEmulatorKeepsNothing: a run whose set-up fails (no
+// emulator at PUBSUB_EMULATOR_HOST) wrote no record, so it must not offer to
+// inspect one.
+func TestDemoUnreachableEmulatorKeepsNothing(t *testing.T) {
+	rep, out, err := runDemo(t, demo.Options{Orders: 10, Timeout: time.Minute, Getenv: func(k string) string {
+		if k == "PUBSUB_EMULATOR_HOST" {
+			return "127.0.0.1:1"
+		}
+		return ""
+	}})
+	if err == nil || !strings.Contains(err.Error(), "--pubsub=emulator") {
+		t.Fatalf("err = %v, want the emulator connection error", err)
+	}
+	if strings.Contains(out, "store kept") || strings.Contains(out, "inspect") || rep.StoreDir != "" {
+		t.Fatalf("a run that never started offers a store to inspect (dir %q):\n%s", rep.StoreDir, out)
+	}
+}
+
 func TestReportOK(t *testing.T) {
 	for _, tc := range []struct {
 		r    demo.Report
@@ -229,6 +294,7 @@ func TestReportOK(t *testing.T) {
 		{demo.Report{DistinctOrders: 3, SupplierOrders: 2, Missing: 1}, false},
 		{demo.Report{DistinctOrders: 3, SupplierOrders: 4}, false},
 		{demo.Report{DistinctOrders: 3, SupplierOrders: 3, Crashed: 1}, false},
+		{demo.Report{DistinctOrders: 3, SupplierOrders: 3, Incomplete: "timed out"}, false},
 	} {
 		if got := tc.r.OK(); got != tc.want {
 			t.Errorf("%+v.OK() = %v, want %v", tc.r, got, tc.want)

@@ -21,8 +21,8 @@ type message struct {
 func (r *run) execute(ctx context.Context) (Report, error) {
 	orders := makeOrders(r.o.Orders, r.o.Seed, int(r.plan.AckDeadline/time.Millisecond)+2000)
 	fmt.Fprintf(r.o.Out, "oncegate demo: %d orders, %d workers, backend %s, namespace %s, pubsub %s\n", len(orders), r.o.Workers, r.store.name, r.o.Namespace, r.pubsubName())
-	fmt.Fprintf(r.o.Out, "plan: lease %s renewed every %s, work deadline %s, ack deadline %s, backoff %s–%s, max delivery attempts %d\n",
-		r.plan.Lease, r.plan.Heartbeat, r.plan.WorkDeadline, r.plan.AckDeadline, r.plan.MinBackoff, r.plan.MaxBackoff, r.plan.MaxDeliveryAttempts)
+	fmt.Fprintf(r.o.Out, "plan: lease %s renewed every %s, work deadline %s, ack deadline %s, %s, max delivery attempts %d\n",
+		r.plan.Lease, r.plan.Heartbeat, r.plan.WorkDeadline, r.plan.AckDeadline, r.retryPolicy(), r.plan.MaxDeliveryAttempts)
 	if r.o.Pull {
 		fmt.Fprintf(r.o.Out, "pull: ack deadline extended in steps of at most %s, %d messages outstanding per worker, drain %s on SIGTERM\n",
 			r.pullPlan.MaxExtensionPeriod, r.pullPlan.MaxOutstandingMessages, r.pullPlan.Drain)
@@ -71,6 +71,7 @@ func (r *run) execute(ctx context.Context) (Report, error) {
 		return append([]message(nil), msgs...), n
 	}
 	start := time.Now()
+	r.published.Store(true)
 	var killed atomic.Bool
 	for i, o := range orders {
 		copies := 1
@@ -81,7 +82,11 @@ func (r *run) execute(ctx context.Context) (Report, error) {
 			id, err := r.ps.Publish(ctx, r.topo.Topic, o.data(), map[string]string{"order_id": o.body.Order})
 			if err != nil {
 				all, _ := snapshot(nil)
-				return r.report(start, all, nil, orders), fmt.Errorf("demo: publish %s: %w", o.body.Order, context.Cause(ctx))
+				rep := r.report(start, all, nil, orders)
+				if context.Cause(ctx) == errTimedOut {
+					r.timedOut(&rep, r.unsettled(all, nil), all, nil)
+				}
+				return rep, fmt.Errorf("demo: publish %s: %w", o.body.Order, context.Cause(ctx))
 			}
 			mu.Lock()
 			msgs = append(msgs, message{id: id, o: o})
@@ -130,7 +135,9 @@ func (r *run) execute(ctx context.Context) (Report, error) {
 				return r.report(start, all, dead, orders), context.Canceled
 			}
 			fmt.Fprintf(r.o.Out, "timed out after %s, still waiting for %s\n", r.o.Timeout, r.describe(waiting))
-			return r.report(start, all, dead, orders), fmt.Errorf("%w after %s waiting for %d messages", errTimedOut, r.o.Timeout, len(waiting))
+			rep := r.report(start, all, dead, orders)
+			r.timedOut(&rep, waiting, all, dead)
+			return rep, fmt.Errorf("%w after %s waiting for %d messages", errTimedOut, r.o.Timeout, len(waiting))
 		case <-tick.C:
 			s := r.supplier.Report()
 			fmt.Fprintf(r.o.Out, "  %5.1fs  acked %d/%d  dead-lettered %d  supplier orders %d  waiting for %s\n",
@@ -190,6 +197,19 @@ func (r *run) describe(waiting []message) string {
 		parts = append(parts, fmt.Sprintf("%d more in flight", inFlight))
 	}
 	return fmt.Sprintf("%d: %s", len(waiting), strings.Join(parts, ", "))
+}
+
+// retryPolicy says how the subscription redelivers a refused message: the
+// plan's backoff, or, on the emulator, which gets no retry policy (tests/doc.go:
+// its retry policy can stall a subscription), the emulator's own pace.
+func (r *run) retryPolicy() string {
+	switch {
+	case r.o.PubSub != PubSubEmulator:
+		return fmt.Sprintf("backoff %s–%s", r.plan.MinBackoff, r.plan.MaxBackoff)
+	case r.o.Pull:
+		return "no retry policy (the emulator redelivers a nacked message at once)"
+	}
+	return "no retry policy (the emulator redelivers a refused push after about 1s)"
 }
 
 // pubsubName says which Pub/Sub delivers, and how.

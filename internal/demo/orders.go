@@ -22,7 +22,8 @@ func (o order) data() []byte {
 }
 
 // makeOrders returns n orders with trouble mixed in, deterministic for a seed:
-// one poison order, two slow ones (slower than the ack deadline), a few that
+// one poison order (the eighth, or the last of fewer than eight, so n−1
+// orders are distinct for every n ≥ MinOrders), two slow ones (slower than the ack deadline), a few that
 // fail twice, and republished, concurrent and redelivered ones.
 func makeOrders(n int, seed uint64, slow int) []order {
 	rng := rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15))
@@ -41,8 +42,9 @@ func makeOrders(n int, seed uint64, slow int) []order {
 		}
 		out[i] = o
 	}
-	if n > 7 {
-		out[7] = order{body: supplier.Order{Order: out[7].body.Order, Poison: true}}
+	if n > 0 {
+		p := min(7, n-1)
+		out[p] = order{body: supplier.Order{Order: out[p].body.Order, Poison: true}}
 	}
 	for k := range min(2, n/50) {
 		out[n/3+k].body.SlowMS = slow

@@ -50,6 +50,11 @@ type Report struct {
 	Problems []Problem
 	// StoreDir is the kept SQLite file's directory ("" when none was kept).
 	StoreDir string
+	// Incomplete says why the run ended before every message was acked or
+	// dead-lettered ("timed out after 5s waiting for 3 messages of 3
+	// orders"), or is "". An incomplete run is not OK, but its lost orders
+	// may only have been late: it fails the guarantees only if Violated.
+	Incomplete string
 }
 
 // Problem is one order (or worker) that failed the verdict.
@@ -58,12 +63,20 @@ type Problem struct {
 	Order, Why string
 }
 
-// OK reports whether every distinct order reached the supplier exactly once:
-// none held twice, none lost, every repeat explained by a kill, no worker
-// crashed.
+// OK reports whether the run completed and every distinct order reached the
+// supplier exactly once: none held twice, none lost, every repeat explained
+// by a kill, no worker crashed.
 func (r Report) OK() bool {
-	return r.HeldMoreThanOnce == 0 && r.Missing == 0 && r.UnexplainedRepeats == 0 &&
-		r.SupplierOrders == r.DistinctOrders && r.Crashed == 0
+	return r.Incomplete == "" && !r.Violated() && r.Missing == 0 && r.SupplierOrders == r.DistinctOrders
+}
+
+// Violated reports whether the run broke a guarantee whatever its end: an
+// order held twice, an unexplained repeat, a worker crash, or more orders at
+// the supplier than were meant to reach it. A lost order is a violation only
+// in a complete run (OK), as an incomplete one may have stopped before it
+// arrived.
+func (r Report) Violated() bool {
+	return r.HeldMoreThanOnce != 0 || r.UnexplainedRepeats != 0 || r.Crashed != 0 || r.SupplierOrders > r.DistinctOrders
 }
 
 // report judges the run so far: dead holds the dead-lettered message ids.
@@ -108,16 +121,7 @@ func (r *run) report(start time.Time, msgs []message, dead map[string]bool, orde
 				Why: fmt.Sprintf("held %d times by the supplier: overlapping calls both committed", n)})
 		}
 	}
-	state := map[string]string{}
-	for _, m := range msgs {
-		s := "not acked"
-		if _, acked := r.acked.Load(m.id); acked {
-			s = "acked"
-		} else if dead[m.id] {
-			s = "dead-lettered"
-		}
-		state[m.o.body.Order] += fmt.Sprintf("; message %s %s after %d attempts", m.id, s, r.attempt(m.id))
-	}
+	state := r.states(msgs, dead)
 	for _, o := range orders {
 		if o.body.Poison {
 			continue
@@ -125,7 +129,7 @@ func (r *run) report(start time.Time, msgs []message, dead map[string]bool, orde
 		rep.DistinctOrders++
 		if commits[ns+o.body.Order] == 0 {
 			rep.Missing++
-			rep.Problems = append(rep.Problems, Problem{Order: o.body.Order, Why: "the supplier does not hold it" + state[o.body.Order]})
+			rep.Problems = append(rep.Problems, Problem{Order: o.body.Order, Why: notHeld + state[o.body.Order]})
 		}
 	}
 	for i, w := range r.workers {
@@ -138,12 +142,78 @@ func (r *run) report(start time.Time, msgs []message, dead map[string]bool, orde
 	return rep
 }
 
+// notHeld is why a lost order is a problem; timedOut rewrites it.
+const notHeld = "the supplier does not hold it"
+
+// states says, per order, what became of each of its messages:
+// "; message ID acked after N attempts" and so on.
+func (r *run) states(msgs []message, dead map[string]bool) map[string]string {
+	state := map[string]string{}
+	for _, m := range msgs {
+		s := "not acked"
+		if _, acked := r.acked.Load(m.id); acked {
+			s = "acked"
+		} else if dead[m.id] {
+			s = "dead-lettered"
+		}
+		state[m.o.body.Order] += fmt.Sprintf("; message %s %s after %s", m.id, s, plural(int(r.attempt(m.id)), "attempt"))
+	}
+	return state
+}
+
+// timedOut marks rep incomplete: the run's deadline (Options.Timeout) passed
+// while waiting still waited to be acked or dead-lettered. Every order with a
+// waiting message gets a problem, so the orders the verdict counts are the
+// orders listed: one the supplier does not hold is listed already (lost so
+// far), the poison order not yet dead-lettered and an order held but not yet
+// acked are added.
+func (r *run) timedOut(rep *Report, waiting, msgs []message, dead map[string]bool) {
+	listed := map[string]bool{}
+	for i, p := range rep.Problems {
+		listed[p.Order] = true
+		if why, ok := strings.CutPrefix(p.Why, notHeld); ok {
+			rep.Problems[i].Why = "is not at the supplier yet" + why
+		}
+	}
+	state := r.states(msgs, dead)
+	orders := map[string]bool{}
+	for _, m := range waiting {
+		o := m.o.body
+		if orders[o.Order] {
+			continue
+		}
+		orders[o.Order] = true
+		if listed[o.Order] {
+			continue
+		}
+		why := "is held by the supplier, but not yet acked when the run timed out"
+		if o.Poison {
+			why = fmt.Sprintf("is the poison order, not yet dead-lettered (that takes %d attempts) when the run timed out", r.plan.MaxDeliveryAttempts)
+		}
+		rep.Problems = append(rep.Problems, Problem{Order: o.Order, Why: why + state[o.Order]})
+	}
+	sort.SliceStable(rep.Problems, func(i, j int) bool { return rep.Problems[i].Order < rep.Problems[j].Order })
+	rep.Incomplete = fmt.Sprintf("timed out after %s waiting for %s of %s", r.o.Timeout, plural(len(waiting), "message"), plural(len(orders), "order"))
+}
+
+// plural is "1 order", "2 orders".
+func plural(n int, noun string) string {
+	if n == 1 {
+		return "1 " + noun
+	}
+	return fmt.Sprintf("%d %ss", n, noun)
+}
+
 // maxProblems bounds the problems the report prints.
 const maxProblems = 20
 
 func (r Report) print(w io.Writer) {
 	fmt.Fprintf(w, "\nreport (%.1fs, namespace %s)\n", r.Duration.Seconds(), r.Namespace)
 	deliveries, contention := "deliveries (push)", "contention nacks (503)"
+	lostLabel, lostNote := "lost orders", "must be 0"
+	if r.Incomplete != "" {
+		lostLabel, lostNote = "not yet at the supplier", "the run stopped before every message settled"
+	}
 	if r.Pull {
 		deliveries, contention = "deliveries (pull)", "contention nacks"
 	}
@@ -164,7 +234,7 @@ func (r Report) print(w io.Writer) {
 		{"distinct orders", int64(r.DistinctOrders), ""},
 		{"orders the supplier holds", int64(r.SupplierOrders), ""},
 		{"held more than once", int64(r.HeldMoreThanOnce), "must be 0"},
-		{"lost orders", int64(r.Missing), "must be 0"},
+		{lostLabel, int64(r.Missing), lostNote},
 		{"repeated calls", int64(r.Repeats), "calls after the order was committed; the supplier absorbed them"},
 		{"  explained by a kill", int64(r.ExplainedRepeats), fmt.Sprintf("the caller was killed inside the call→done window; kills that cut a call: %d", r.KillsInWindow)},
 		{"  after an unrecorded effect", int64(r.UnrecordedRepeats), "the committed call's answer was lost (body failed) or its record not written"},
@@ -187,9 +257,14 @@ func (r Report) print(w io.Writer) {
 		}
 		fmt.Fprintf(w, "  problem: %s %s\n", p.Order, p.Why)
 	}
-	if r.OK() {
+	switch {
+	case r.OK():
 		fmt.Fprintln(w, "OK: every distinct order reached the supplier exactly once")
-		return
+	case r.Incomplete != "" && !r.Violated():
+		fmt.Fprintf(w, "INCOMPLETE: %s; raise --timeout (no order was held twice or repeated so far; the rest has no verdict)\n", r.Incomplete)
+	case r.Incomplete != "":
+		fmt.Fprintf(w, "FAILED: orders were held twice or repeated without a kill to explain it, or a worker crashed (and the run %s)\n", r.Incomplete)
+	default:
+		fmt.Fprintln(w, "FAILED: orders were held twice, lost, or repeated without a kill to explain it")
 	}
-	fmt.Fprintln(w, "FAILED: orders were held twice, lost, or repeated without a kill to explain it")
 }

@@ -56,9 +56,12 @@ type run struct {
 	pushes   atomic.Int64 // push requests through the balancer
 	attempts sync.Map     // message id → *atomic.Int64: its pushes through the balancer
 	injected atomic.Int64
-	inflight sync.WaitGroup
-	next     atomic.Uint64
-	onAck    func(id string)
+	// published is set once the first order is about to be published: from
+	// then on the workers may write records, so a failed run keeps the store.
+	published atomic.Bool
+	inflight  sync.WaitGroup
+	next      atomic.Uint64
+	onAck     func(id string)
 
 	mu    sync.Mutex
 	lines []crashwindow.Line // the workers' delivery lines

@@ -130,7 +130,7 @@ func printPlan(w io.Writer, in, p sizing.Plan) {
 	fmt.Fprintf(w, "  conservative (every delay = min backoff)  %d, +%d margin = %d required\n", a.Conservative, sizing.Margin, a.Required)
 	fmt.Fprintf(w, "  doubling (min backoff doubling to max)    %d\n", a.Doubling)
 	fmt.Fprintf(w, "store outage ridden out by %d attempts (every delivery during one is nacked)\n", n)
-	fmt.Fprintf(w, "  conservative %s, doubling %s; a longer outage dead-letters healthy messages (--store-outage budgets one)\n", fd(a.RideOut), fd(a.RideOutDoubling))
+	fmt.Fprintf(w, "  conservative %s, doubling %s; an outage longer than the conservative figure (the one relied on) may dead-letter healthy messages (--store-outage budgets one)\n", fd(a.RideOut), fd(a.RideOutDoubling))
 	fmt.Fprintf(w, "redelivery horizon (invariant 4: ttl ≥ horizon + replay window)\n")
 	fmt.Fprintf(w, "  %d attempts × %s ack deadline + %d × %s max backoff = %s", n, fd(p.AckDeadline), max(n-1, 0), fd(p.MaxBackoff), fd(p.Horizon()))
 	if p.DeadLetterReplayWindow > 0 {

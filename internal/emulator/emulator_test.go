@@ -21,6 +21,7 @@ import (
 	"cloud.google.com/go/pubsub/v2/apiv1/pubsubpb"
 
 	"github.com/oncegate/oncegate/internal/emulator"
+	"github.com/oncegate/oncegate/internal/testenv"
 )
 
 // start starts an emulator for this test only and stops it when the test ends. A
@@ -28,8 +29,8 @@ import (
 func start(t *testing.T, fn func(context.Context, emulator.Options) (*emulator.Emulator, error)) *emulator.Emulator {
 	t.Helper()
 	e, err := fn(t.Context(), emulator.Options{Dir: t.TempDir(), Logf: t.Logf})
-	if errors.Is(err, emulator.ErrNotInstalled) && os.Getenv("CI") != "true" {
-		t.Skipf("%v (skipped because CI is not true)", err)
+	if errors.Is(err, emulator.ErrNotInstalled) {
+		testenv.Missing(t, "%v", err)
 	}
 	if err != nil {
 		t.Fatal(err)
@@ -134,8 +135,8 @@ func TestPubSub(t *testing.T) {
 // its log, rather than passed over.
 func TestStopReportsCrash(t *testing.T) {
 	e, err := emulator.StartDatastore(t.Context(), emulator.Options{Dir: t.TempDir()})
-	if errors.Is(err, emulator.ErrNotInstalled) && os.Getenv("CI") != "true" {
-		t.Skip(err)
+	if errors.Is(err, emulator.ErrNotInstalled) {
+		testenv.Missing(t, "%v", err)
 	}
 	if err != nil {
 		t.Fatal(err)
@@ -194,8 +195,8 @@ func TestCanceledStart(t *testing.T) {
 	ctx, cancel := context.WithTimeout(t.Context(), 200*time.Millisecond)
 	defer cancel()
 	_, err := emulator.StartDatastore(ctx, emulator.Options{Dir: dir})
-	if errors.Is(err, emulator.ErrNotInstalled) && os.Getenv("CI") != "true" {
-		t.Skip(err)
+	if errors.Is(err, emulator.ErrNotInstalled) {
+		testenv.Missing(t, "%v", err)
 	}
 	if !errors.Is(err, context.DeadlineExceeded) {
 		t.Fatalf("Start with a 200ms deadline = %v; want context.DeadlineExceeded", err)
@@ -218,8 +219,8 @@ func TestDiesWithParent(t *testing.T) {
 		fmt.Println("pid", e.PID())
 		select {} // killed by the parent test
 	}
-	if _, err := exec.LookPath("java"); err != nil && os.Getenv("CI") != "true" {
-		t.Skip(err)
+	if _, err := exec.LookPath("java"); err != nil {
+		testenv.Missing(t, "%v", err)
 	}
 	cmd := exec.Command(os.Args[0], "-test.run=^TestDiesWithParent$")
 	cmd.Env = append(os.Environ(), "EMULATOR_TEST_CHILD=1", "EMULATOR_TEST_DIR="+t.TempDir())
@@ -235,8 +236,8 @@ func TestDiesWithParent(t *testing.T) {
 	if len(f) < 2 || f[0] != "pid" {
 		_ = cmd.Process.Kill()
 		_ = cmd.Wait()
-		if strings.Contains(line, "not installed") && os.Getenv("CI") != "true" {
-			t.Skip(line)
+		if strings.Contains(line, "not installed") {
+			testenv.Missing(t, "%s", line)
 		}
 		t.Fatalf("child said %q; want pid N", line)
 	}

@@ -67,7 +67,7 @@ func TestSQLite(t *testing.T) {
 func TestPostgres(t *testing.T) {
 	dsn := testenv.Postgres(t)
 	if !strings.HasPrefix(dsn, "postgres") {
-		t.Skipf("testenv DSN %q is not a URL", dsn)
+		testenv.Missing(t, "a postgres:// URL for ONCEGATE_SQL_DSN: ONCEGATE_TEST_POSTGRES_DSN is in keyword form")
 	}
 	roundTrip(t, valid.with("ONCEGATE_BACKEND", "sql", "ONCEGATE_SQL_DSN", dsn))
 }

@@ -27,7 +27,7 @@ func shiftedRedis(t *testing.T, shift time.Duration) *redis.Client {
 	t.Helper()
 	cc, err := exec.LookPath("cc")
 	if err != nil {
-		missing(t, "no C compiler to build the clock shim: %v", err)
+		testenv.Missing(t, "no C compiler to build the clock shim: %v", err)
 	}
 	dir := t.TempDir()
 	lib := filepath.Join(dir, "clockshift.so")
@@ -37,7 +37,7 @@ func shiftedRedis(t *testing.T, shift time.Duration) *redis.Client {
 	p, err := startRedis(filepath.Join(dir, "redis"), testenv.FreePort(t),
 		[]string{"LD_PRELOAD=" + lib, "CLOCKSHIFT_SECONDS=" + strconv.Itoa(int(shift.Seconds()))})
 	if err != nil {
-		missing(t, "redis-server with a shifted clock: %v", err)
+		testenv.Missing(t, "redis-server with a shifted clock: %v", err)
 	}
 	t.Cleanup(p.stop)
 	c := newClient(t, p.addr())

@@ -39,7 +39,7 @@ func clusterAddrs(t testing.TB) []string {
 	t.Helper()
 	clusterOnce.Do(func() { clusterErr = startCluster(t) })
 	if clusterErr != nil {
-		missing(t, "redis cluster: %v", clusterErr)
+		testenv.Missing(t, "redis cluster: %v", clusterErr)
 	}
 	addrs := make([]string, len(clusterProcs))
 	for i, p := range clusterProcs {

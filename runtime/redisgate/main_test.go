@@ -3,7 +3,6 @@ package redisgate_test
 import (
 	"context"
 	"errors"
-	"os"
 	"strconv"
 	"strings"
 	"testing"
@@ -20,16 +19,6 @@ import (
 func TestMain(m *testing.M) {
 	testenv.Main(m)
 	stopCluster()
-}
-
-// missing skips the test because a tool or server is not there, or fails it under
-// CI=true, where nothing may be silently left out.
-func missing(t testing.TB, format string, args ...any) {
-	t.Helper()
-	if ci, _ := strconv.ParseBool(os.Getenv("CI")); ci {
-		t.Fatalf(format, args...)
-	}
-	t.Skipf(format+" (skipped because CI is not true)", args...)
 }
 
 // newClient returns a client for the standalone server at addr, closed when the

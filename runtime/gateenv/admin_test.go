@@ -30,7 +30,7 @@ func TestNewAdminNeedsNoPlan(t *testing.T) {
 		{name: "bad namespace", e: env{"ONCEGATE_BACKEND": "fake", "ONCEGATE_NAMESPACE": "a:b"}, wantErr: "ONCEGATE_NAMESPACE"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			c, err := gateenv.NewAdmin(context.Background(), &gateenv.Options{Getenv: tc.e.get, Backends: reg})
+			c, err := gateenv.NewAdmin(context.Background(), &gateenv.Options{Getenv: tc.e.Get, Backends: reg})
 			if tc.wantErr != "" {
 				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
 					t.Fatalf("err = %v, want one naming %s", err, tc.wantErr)

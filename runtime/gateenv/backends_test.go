@@ -22,7 +22,7 @@ import (
 // roundTrip opens the configured backend, runs one Lock and a duplicate.
 func roundTrip(t *testing.T, e env) *gateenv.Config {
 	t.Helper()
-	c, err := gateenv.New(context.Background(), &gateenv.Options{Getenv: e.get})
+	c, err := gateenv.New(context.Background(), &gateenv.Options{Getenv: e.Get})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -43,7 +43,7 @@ func roundTrip(t *testing.T, e env) *gateenv.Config {
 }
 
 func TestMemory(t *testing.T) {
-	c := roundTrip(t, valid.with("ONCEGATE_BACKEND", "memory"))
+	c := roundTrip(t, valid.With("ONCEGATE_BACKEND", "memory"))
 	if _, ok := c.Backend.(*memgate.Store); !ok {
 		t.Errorf("backend %T", c.Backend)
 	}
@@ -51,7 +51,7 @@ func TestMemory(t *testing.T) {
 
 func TestSQLite(t *testing.T) {
 	dsn := "sqlite:" + filepath.Join(t.TempDir(), "oncegate.db")
-	c := roundTrip(t, valid.with("ONCEGATE_BACKEND", "sql", "ONCEGATE_SQL_DSN", dsn))
+	c := roundTrip(t, valid.With("ONCEGATE_BACKEND", "sql", "ONCEGATE_SQL_DSN", dsn))
 	s, ok := c.Backend.(*sqlgate.Store)
 	if !ok || s.Dialect() != sqlgate.SQLite {
 		t.Fatalf("backend %T", c.Backend)
@@ -69,12 +69,12 @@ func TestPostgres(t *testing.T) {
 	if !strings.HasPrefix(dsn, "postgres") {
 		testenv.Missing(t, "a postgres:// URL for ONCEGATE_SQL_DSN: ONCEGATE_TEST_POSTGRES_DSN is in keyword form")
 	}
-	roundTrip(t, valid.with("ONCEGATE_BACKEND", "sql", "ONCEGATE_SQL_DSN", dsn))
+	roundTrip(t, valid.With("ONCEGATE_BACKEND", "sql", "ONCEGATE_SQL_DSN", dsn))
 }
 
 func TestSQLDSNRefused(t *testing.T) {
 	for _, dsn := range []string{"", "oracle://u:hunter2@h/db", "host=x user=y"} {
-		_, err := gateenv.New(context.Background(), &gateenv.Options{Getenv: valid.with("ONCEGATE_BACKEND", "sql", "ONCEGATE_SQL_DSN", dsn).get})
+		_, err := gateenv.New(context.Background(), &gateenv.Options{Getenv: valid.With("ONCEGATE_BACKEND", "sql", "ONCEGATE_SQL_DSN", dsn).Get})
 		var ee *sizing.EnvError
 		if !errors.As(err, &ee) || ee.Var != gateenv.EnvSQLDSN || !strings.Contains(err.Error(), "sqlite:") {
 			t.Errorf("%q: err = %v", dsn, err)
@@ -87,7 +87,7 @@ func TestSQLDSNRefused(t *testing.T) {
 
 func TestRedis(t *testing.T) {
 	addr := testenv.Redis(t)
-	c := roundTrip(t, valid.with("ONCEGATE_BACKEND", "redis", "ONCEGATE_REDIS_ADDR", addr))
+	c := roundTrip(t, valid.With("ONCEGATE_BACKEND", "redis", "ONCEGATE_REDIS_ADDR", addr))
 	s, ok := c.Backend.(*redisgate.Store)
 	if !ok {
 		t.Fatalf("backend %T", c.Backend)
@@ -98,12 +98,12 @@ func TestRedis(t *testing.T) {
 	if _, err := s.Claim(context.Background(), gate.ClaimRequest{Key: "k", Token: "t", Lease: time.Second, TTL: time.Second}); err == nil {
 		t.Error("Close left the client open")
 	}
-	roundTrip(t, valid.with("ONCEGATE_BACKEND", "redis", "ONCEGATE_REDIS_ADDR", "redis://"+addr+"/0"))
+	roundTrip(t, valid.With("ONCEGATE_BACKEND", "redis", "ONCEGATE_REDIS_ADDR", "redis://"+addr+"/0"))
 }
 
 func TestRedisAddrRefused(t *testing.T) {
 	for _, v := range []string{"", "localhost", "host:port", "a:1,,b:2", ":6379", "redis://:bad:url:x/zz"} {
-		_, err := gateenv.New(context.Background(), &gateenv.Options{Getenv: valid.with("ONCEGATE_BACKEND", "redis", "ONCEGATE_REDIS_ADDR", v).get})
+		_, err := gateenv.New(context.Background(), &gateenv.Options{Getenv: valid.With("ONCEGATE_BACKEND", "redis", "ONCEGATE_REDIS_ADDR", v).Get})
 		var ee *sizing.EnvError
 		if !errors.As(err, &ee) || ee.Var != gateenv.EnvRedisAddr || !strings.Contains(err.Error(), "comma-separated") {
 			t.Errorf("%q: err = %v", v, err)
@@ -114,7 +114,7 @@ func TestRedisAddrRefused(t *testing.T) {
 func TestDatastore(t *testing.T) {
 	srv := dsfake.Start(t)
 	t.Setenv("DATASTORE_EMULATOR_HOST", srv.Addr())
-	c := roundTrip(t, valid.with("ONCEGATE_BACKEND", "datastore", "GOOGLE_CLOUD_PROJECT", dsfake.Project,
+	c := roundTrip(t, valid.With("ONCEGATE_BACKEND", "datastore", "GOOGLE_CLOUD_PROJECT", dsfake.Project,
 		"ONCEGATE_DATASTORE_KIND", "OrderRecord"))
 	if _, ok := c.Backend.(*datastoregate.Store); !ok {
 		t.Errorf("backend %T", c.Backend)
@@ -124,15 +124,15 @@ func TestDatastore(t *testing.T) {
 	}
 	// "(default)" is the console's name for the default database; the API (and
 	// the fake) refuse it as an id, so it must mean the empty id.
-	roundTrip(t, valid.with("ONCEGATE_BACKEND", "datastore", "GOOGLE_CLOUD_PROJECT", dsfake.Project,
+	roundTrip(t, valid.With("ONCEGATE_BACKEND", "datastore", "GOOGLE_CLOUD_PROJECT", dsfake.Project,
 		"ONCEGATE_DATASTORE_DATABASE", "(default)"))
-	_, err := gateenv.New(context.Background(), &gateenv.Options{Getenv: valid.with("ONCEGATE_BACKEND", "datastore").get})
+	_, err := gateenv.New(context.Background(), &gateenv.Options{Getenv: valid.With("ONCEGATE_BACKEND", "datastore").Get})
 	var ee *sizing.EnvError
 	if !errors.As(err, &ee) || ee.Var != gateenv.EnvProject {
 		t.Errorf("no project: %v", err)
 	}
-	_, err = gateenv.New(context.Background(), &gateenv.Options{Getenv: valid.with("ONCEGATE_BACKEND", "datastore",
-		"GOOGLE_CLOUD_PROJECT", dsfake.Project, "ONCEGATE_DATASTORE_KIND", "__reserved__").get})
+	_, err = gateenv.New(context.Background(), &gateenv.Options{Getenv: valid.With("ONCEGATE_BACKEND", "datastore",
+		"GOOGLE_CLOUD_PROJECT", dsfake.Project, "ONCEGATE_DATASTORE_KIND", "__reserved__").Get})
 	if !errors.As(err, &ee) || ee.Var != gateenv.EnvDatastoreKind {
 		t.Errorf("reserved kind: %v", err)
 	}
@@ -155,7 +155,7 @@ func TestRedisAddrErrorChainHidesPassword(t *testing.T) {
 	} {
 		ctx, cancel := context.WithCancel(context.Background())
 		cancel() // nothing is dialled
-		_, err := gateenv.New(ctx, &gateenv.Options{Getenv: valid.with("ONCEGATE_BACKEND", "redis", "ONCEGATE_REDIS_ADDR", v).get})
+		_, err := gateenv.New(ctx, &gateenv.Options{Getenv: valid.With("ONCEGATE_BACKEND", "redis", "ONCEGATE_REDIS_ADDR", v).Get})
 		var ee *sizing.EnvError
 		if !errors.As(err, &ee) || ee.Var != gateenv.EnvRedisAddr {
 			t.Errorf("%q: err = %v, want a *sizing.EnvError naming %s", v, err, gateenv.EnvRedisAddr)

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/oncegate/oncegate/internal/testenv"
 	"github.com/oncegate/oncegate/runtime/gate"
 	"github.com/oncegate/oncegate/runtime/gateenv"
 	"github.com/oncegate/oncegate/runtime/memgate"
@@ -16,25 +17,7 @@ import (
 )
 
 // env is a getenv over a map.
-type env map[string]string
-
-func (e env) get(k string) string { return e[k] }
-
-// with returns a copy of e with kv applied ("" deletes).
-func (e env) with(kv ...string) env {
-	out := env{}
-	for k, v := range e {
-		out[k] = v
-	}
-	for i := 0; i < len(kv); i += 2 {
-		if kv[i+1] == "" {
-			delete(out, kv[i])
-		} else {
-			out[kv[i]] = kv[i+1]
-		}
-	}
-	return out
-}
+type env = testenv.Env
 
 // valid is a complete, safe environment for the "fake" backend.
 var valid = env{
@@ -58,7 +41,7 @@ func load(t *testing.T, e env) (*gateenv.Config, *fakeOpener, error) {
 	f := &fakeOpener{}
 	reg := gateenv.Backends()
 	reg["fake"] = f.open
-	c, err := gateenv.New(context.Background(), &gateenv.Options{Getenv: e.get, Backends: reg,
+	c, err := gateenv.New(context.Background(), &gateenv.Options{Getenv: e.Get, Backends: reg,
 		Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
 	return c, f, err
 }
@@ -103,31 +86,31 @@ func TestRefusals(t *testing.T) {
 		names []string // variables the error must name
 		form  string   // part of the accepted form
 	}{
-		{"backend missing", valid.with("ONCEGATE_BACKEND", ""), []string{"ONCEGATE_BACKEND"}, "one of datastore, fake, memory, redis, sql"},
-		{"backend unknown", valid.with("ONCEGATE_BACKEND", "mongo"), []string{"ONCEGATE_BACKEND"}, "one of"},
-		{"namespace missing", valid.with("ONCEGATE_NAMESPACE", ""), []string{"ONCEGATE_NAMESPACE"}, "no colon"},
-		{"namespace with colon", valid.with("ONCEGATE_NAMESPACE", "a:b"), []string{"ONCEGATE_NAMESPACE"}, "no colon"},
-		{"namespace with space", valid.with("ONCEGATE_NAMESPACE", "a b"), []string{"ONCEGATE_NAMESPACE"}, "letters"},
-		{"lease missing", valid.with("ONCEGATE_LEASE", ""), []string{"ONCEGATE_LEASE"}, "Go duration"},
-		{"lease without unit", valid.with("ONCEGATE_LEASE", "60"), []string{"ONCEGATE_LEASE"}, "Go duration"},
-		{"attempts not a number", valid.with("ONCEGATE_MAX_DELIVERY_ATTEMPTS", "many"), []string{"ONCEGATE_MAX_DELIVERY_ATTEMPTS"}, "whole number"},
-		{"disabled not a boolean", valid.with("ONCEGATE_DISABLED", "maybe"), []string{"ONCEGATE_DISABLED"}, "1"},
-		{"several at once", valid.with("ONCEGATE_BACKEND", "", "ONCEGATE_LEASE", "x"), []string{"ONCEGATE_BACKEND", "ONCEGATE_LEASE"}, ""},
-		{"several plan variables", valid.with("ONCEGATE_LEASE", "x", "ONCEGATE_WORK_DEADLINE", "y"), []string{"ONCEGATE_LEASE", "ONCEGATE_WORK_DEADLINE"}, ""},
-		{"unsafe plan: work outlives an unrenewed lease", valid.with("ONCEGATE_HEARTBEAT", "0s", "ONCEGATE_LEASE", "1m", "ONCEGATE_WORK_DEADLINE", "5m"),
+		{"backend missing", valid.With("ONCEGATE_BACKEND", ""), []string{"ONCEGATE_BACKEND"}, "one of datastore, fake, memory, redis, sql"},
+		{"backend unknown", valid.With("ONCEGATE_BACKEND", "mongo"), []string{"ONCEGATE_BACKEND"}, "one of"},
+		{"namespace missing", valid.With("ONCEGATE_NAMESPACE", ""), []string{"ONCEGATE_NAMESPACE"}, "no colon"},
+		{"namespace with colon", valid.With("ONCEGATE_NAMESPACE", "a:b"), []string{"ONCEGATE_NAMESPACE"}, "no colon"},
+		{"namespace with space", valid.With("ONCEGATE_NAMESPACE", "a b"), []string{"ONCEGATE_NAMESPACE"}, "letters"},
+		{"lease missing", valid.With("ONCEGATE_LEASE", ""), []string{"ONCEGATE_LEASE"}, "Go duration"},
+		{"lease without unit", valid.With("ONCEGATE_LEASE", "60"), []string{"ONCEGATE_LEASE"}, "Go duration"},
+		{"attempts not a number", valid.With("ONCEGATE_MAX_DELIVERY_ATTEMPTS", "many"), []string{"ONCEGATE_MAX_DELIVERY_ATTEMPTS"}, "whole number"},
+		{"disabled not a boolean", valid.With("ONCEGATE_DISABLED", "maybe"), []string{"ONCEGATE_DISABLED"}, "1"},
+		{"several at once", valid.With("ONCEGATE_BACKEND", "", "ONCEGATE_LEASE", "x"), []string{"ONCEGATE_BACKEND", "ONCEGATE_LEASE"}, ""},
+		{"several plan variables", valid.With("ONCEGATE_LEASE", "x", "ONCEGATE_WORK_DEADLINE", "y"), []string{"ONCEGATE_LEASE", "ONCEGATE_WORK_DEADLINE"}, ""},
+		{"unsafe plan: work outlives an unrenewed lease", valid.With("ONCEGATE_HEARTBEAT", "0s", "ONCEGATE_LEASE", "1m", "ONCEGATE_WORK_DEADLINE", "5m"),
 			[]string{"ONCEGATE_LEASE"}, ""},
-		{"unsafe plan: heartbeat too slow", valid.with("ONCEGATE_HEARTBEAT", "50s"), []string{"ONCEGATE_HEARTBEAT"}, ""},
+		{"unsafe plan: heartbeat too slow", valid.With("ONCEGATE_HEARTBEAT", "50s"), []string{"ONCEGATE_HEARTBEAT"}, ""},
 		// Invariant 4: 41 attempts × 310s + 40 × 600s = 10h11m50s.
-		{"unsafe plan: ttl under the redelivery horizon", valid.with("ONCEGATE_TTL", "1h"), []string{"ONCEGATE_TTL"},
+		{"unsafe plan: ttl under the redelivery horizon", valid.With("ONCEGATE_TTL", "1h"), []string{"ONCEGATE_TTL"},
 			"(invariant 4); raise the TTL to at least 10h11m50s"},
-		{"unsafe plan: replay window past the ttl", valid.with("ONCEGATE_DEAD_LETTER_REPLAY_WINDOW", "168h"), []string{"ONCEGATE_TTL"},
+		{"unsafe plan: replay window past the ttl", valid.With("ONCEGATE_DEAD_LETTER_REPLAY_WINDOW", "168h"), []string{"ONCEGATE_TTL"},
 			"raise the TTL to at least 178h11m50s"},
 		// Invariant 5: claim 3s + work 5m + complete 3s + unknown mark 3s.
-		{"unsafe plan: store timeout past the ack deadline", valid.with("ONCEGATE_STORE_TIMEOUT", "4s"), []string{"ONCEGATE_ACK_DEADLINE", "ONCEGATE_REQUEST_TIMEOUT"},
+		{"unsafe plan: store timeout past the ack deadline", valid.With("ONCEGATE_STORE_TIMEOUT", "4s"), []string{"ONCEGATE_ACK_DEADLINE", "ONCEGATE_REQUEST_TIMEOUT"},
 			"raise the ack deadline to at least 5m12s, or lower the work deadline to 4m58s or the store timeout to 3.333s"},
-		{"store timeout not a duration", valid.with("ONCEGATE_STORE_TIMEOUT", "3"), []string{"ONCEGATE_STORE_TIMEOUT"}, "Go duration"},
-		{"unsafe plan: negative store outage", valid.with("ONCEGATE_STORE_OUTAGE", "-1m"), []string{"ONCEGATE_STORE_OUTAGE"}, "zero for none budgeted"},
-		{"store outage not a duration", valid.with("ONCEGATE_STORE_OUTAGE", "5"), []string{"ONCEGATE_STORE_OUTAGE"}, "Go duration"},
+		{"store timeout not a duration", valid.With("ONCEGATE_STORE_TIMEOUT", "3"), []string{"ONCEGATE_STORE_TIMEOUT"}, "Go duration"},
+		{"unsafe plan: negative store outage", valid.With("ONCEGATE_STORE_OUTAGE", "-1m"), []string{"ONCEGATE_STORE_OUTAGE"}, "zero for none budgeted"},
+		{"store outage not a duration", valid.With("ONCEGATE_STORE_OUTAGE", "5"), []string{"ONCEGATE_STORE_OUTAGE"}, "Go duration"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -159,7 +142,7 @@ func TestRefusals(t *testing.T) {
 }
 
 func TestUnsafePlanMatches(t *testing.T) {
-	_, _, err := load(t, valid.with("ONCEGATE_HEARTBEAT", "0s", "ONCEGATE_LEASE", "1m", "ONCEGATE_WORK_DEADLINE", "5m"))
+	_, _, err := load(t, valid.With("ONCEGATE_HEARTBEAT", "0s", "ONCEGATE_LEASE", "1m", "ONCEGATE_WORK_DEADLINE", "5m"))
 	var pe *sizing.PlanError
 	if !errors.Is(err, sizing.ErrUnsafePlan) || !errors.As(err, &pe) || len(pe.Violations) == 0 {
 		t.Errorf("err = %v", err)
@@ -181,7 +164,7 @@ func TestDisabled(t *testing.T) {
 	if _, _, err := load(t, env{"ONCEGATE_DISABLED": "true", "ONCEGATE_NAMESPACE": "a:b"}); err == nil {
 		t.Error("bad namespace accepted while disabled")
 	}
-	if c, _, err := load(t, valid.with("ONCEGATE_DISABLED", "0")); err != nil || c.Disabled {
+	if c, _, err := load(t, valid.With("ONCEGATE_DISABLED", "0")); err != nil || c.Disabled {
 		t.Errorf("ONCEGATE_DISABLED=0: %v %+v", err, c)
 	}
 }
@@ -190,7 +173,7 @@ func TestBackendErrorIsWrapped(t *testing.T) {
 	reg := gateenv.Backends()
 	boom := errors.New("dial tcp: connection refused")
 	reg["fake"] = func(context.Context, func(string) string) (gate.Backend, func() error, error) { return nil, nil, boom }
-	_, err := gateenv.New(context.Background(), &gateenv.Options{Getenv: valid.get, Backends: reg})
+	_, err := gateenv.New(context.Background(), &gateenv.Options{Getenv: valid.Get, Backends: reg})
 	if !errors.Is(err, boom) || !strings.Contains(err.Error(), "fake backend") {
 		t.Errorf("err = %v", err)
 	}

@@ -26,8 +26,8 @@ func TestRedisEviction(t *testing.T) {
 		admin.ConfigSet(ctx, "maxmemory-policy", "volatile-lru").Err()); err != nil {
 		t.Fatal(err)
 	}
-	e := valid.with("ONCEGATE_BACKEND", "redis", "ONCEGATE_REDIS_ADDR", srv.Addr())
-	_, err := gateenv.New(ctx, &gateenv.Options{Getenv: e.get})
+	e := valid.With("ONCEGATE_BACKEND", "redis", "ONCEGATE_REDIS_ADDR", srv.Addr())
+	_, err := gateenv.New(ctx, &gateenv.Options{Getenv: e.Get})
 	if !errors.Is(err, redisgate.ErrEviction) {
 		t.Fatalf("New over volatile-lru: err = %v, want ErrEviction", err)
 	}
@@ -36,8 +36,8 @@ func TestRedisEviction(t *testing.T) {
 			t.Errorf("error %q does not say %q", err, want)
 		}
 	}
-	roundTrip(t, e.with(gateenv.EnvRedisAllowEviction, "1"))
-	_, err = gateenv.New(ctx, &gateenv.Options{Getenv: e.with(gateenv.EnvRedisAllowEviction, "maybe").get})
+	roundTrip(t, e.With(gateenv.EnvRedisAllowEviction, "1"))
+	_, err = gateenv.New(ctx, &gateenv.Options{Getenv: e.With(gateenv.EnvRedisAllowEviction, "maybe").Get})
 	var ee *sizing.EnvError
 	if !errors.As(err, &ee) || ee.Var != gateenv.EnvRedisAllowEviction {
 		t.Fatalf("malformed opt-out: err = %v", err)

@@ -14,7 +14,7 @@ import (
 // naming the variable.
 func TestOIDCRequired(t *testing.T) {
 	const aud, sa = "https://worker.example.run.app/", "push@example-project.iam.gserviceaccount.com"
-	base := valid.with(gateenv.EnvOIDCDisabled, "")
+	base := valid.With(gateenv.EnvOIDCDisabled, "")
 	for _, tc := range []struct {
 		name    string
 		e       env
@@ -22,15 +22,15 @@ func TestOIDCRequired(t *testing.T) {
 	}{
 		{"none", base, gateenv.EnvOIDCAudience},
 		{"disabled only while disabled gate", env{"ONCEGATE_DISABLED": "1"}, gateenv.EnvOIDCAudience},
-		{"audience only", base.with(gateenv.EnvOIDCAudience, aud), gateenv.EnvOIDCServiceAccount},
-		{"account only", base.with(gateenv.EnvOIDCServiceAccount, sa), gateenv.EnvOIDCAudience},
-		{"account not an email", base.with(gateenv.EnvOIDCAudience, aud, gateenv.EnvOIDCServiceAccount, "push"), gateenv.EnvOIDCServiceAccount},
-		{"account with a display name", base.with(gateenv.EnvOIDCAudience, aud, gateenv.EnvOIDCServiceAccount, "P <"+sa+">"), gateenv.EnvOIDCServiceAccount},
-		{"opt-out malformed", base.with(gateenv.EnvOIDCDisabled, "yes please"), gateenv.EnvOIDCDisabled},
-		{"opt-out and settings", base.with(gateenv.EnvOIDCDisabled, "1", gateenv.EnvOIDCAudience, aud), gateenv.EnvOIDCDisabled},
-		{"opt-out 0 is not an opt-out", base.with(gateenv.EnvOIDCDisabled, "0"), gateenv.EnvOIDCAudience},
-		{"both set", base.with(gateenv.EnvOIDCAudience, aud, gateenv.EnvOIDCServiceAccount, sa), ""},
-		{"opt-out", base.with(gateenv.EnvOIDCDisabled, "1"), ""},
+		{"audience only", base.With(gateenv.EnvOIDCAudience, aud), gateenv.EnvOIDCServiceAccount},
+		{"account only", base.With(gateenv.EnvOIDCServiceAccount, sa), gateenv.EnvOIDCAudience},
+		{"account not an email", base.With(gateenv.EnvOIDCAudience, aud, gateenv.EnvOIDCServiceAccount, "push"), gateenv.EnvOIDCServiceAccount},
+		{"account with a display name", base.With(gateenv.EnvOIDCAudience, aud, gateenv.EnvOIDCServiceAccount, "P <"+sa+">"), gateenv.EnvOIDCServiceAccount},
+		{"opt-out malformed", base.With(gateenv.EnvOIDCDisabled, "yes please"), gateenv.EnvOIDCDisabled},
+		{"opt-out and settings", base.With(gateenv.EnvOIDCDisabled, "1", gateenv.EnvOIDCAudience, aud), gateenv.EnvOIDCDisabled},
+		{"opt-out 0 is not an opt-out", base.With(gateenv.EnvOIDCDisabled, "0"), gateenv.EnvOIDCAudience},
+		{"both set", base.With(gateenv.EnvOIDCAudience, aud, gateenv.EnvOIDCServiceAccount, sa), ""},
+		{"opt-out", base.With(gateenv.EnvOIDCDisabled, "1"), ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			c, _, err := load(t, tc.e)
@@ -59,11 +59,11 @@ func TestPlanFloors(t *testing.T) {
 		e       env
 		wantVar string
 	}{
-		{valid.with("ONCEGATE_HEARTBEAT", "1ns"), "ONCEGATE_HEARTBEAT"},
-		{valid.with("ONCEGATE_HEARTBEAT", "999ms"), "ONCEGATE_HEARTBEAT"},
-		{valid.with("ONCEGATE_LEASE", "900ms", "ONCEGATE_HEARTBEAT", "0s", "ONCEGATE_WORK_DEADLINE", "500ms"), "ONCEGATE_LEASE"},
-		{valid.with("ONCEGATE_HEARTBEAT", "1s"), ""},
-		{valid.with("ONCEGATE_HEARTBEAT", "0s", "ONCEGATE_LEASE", "6m"), ""},
+		{valid.With("ONCEGATE_HEARTBEAT", "1ns"), "ONCEGATE_HEARTBEAT"},
+		{valid.With("ONCEGATE_HEARTBEAT", "999ms"), "ONCEGATE_HEARTBEAT"},
+		{valid.With("ONCEGATE_LEASE", "900ms", "ONCEGATE_HEARTBEAT", "0s", "ONCEGATE_WORK_DEADLINE", "500ms"), "ONCEGATE_LEASE"},
+		{valid.With("ONCEGATE_HEARTBEAT", "1s"), ""},
+		{valid.With("ONCEGATE_HEARTBEAT", "0s", "ONCEGATE_LEASE", "6m"), ""},
 	} {
 		_, _, err := load(t, tc.e)
 		if tc.wantVar == "" {

@@ -29,14 +29,14 @@ func TestBackendNotLinked(t *testing.T) {
 		{"oracle", []string{`ONCEGATE_BACKEND="oracle" is malformed; want one of memory`}, "not linked"},
 		{"", []string{"ONCEGATE_BACKEND is not set; want one of memory"}, "not linked"},
 	} {
-		e := valid.with("ONCEGATE_BACKEND", tt.backend)
+		e := valid.With("ONCEGATE_BACKEND", tt.backend)
 		for fn, open := range map[string]func() error{
 			"New": func() error {
-				_, err := gateenv.New(context.Background(), &gateenv.Options{Getenv: e.get, Backends: memoryOnly})
+				_, err := gateenv.New(context.Background(), &gateenv.Options{Getenv: e.Get, Backends: memoryOnly})
 				return err
 			},
 			"NewAdmin": func() error {
-				_, err := gateenv.NewAdmin(context.Background(), &gateenv.Options{Getenv: e.get, Backends: memoryOnly})
+				_, err := gateenv.NewAdmin(context.Background(), &gateenv.Options{Getenv: e.Get, Backends: memoryOnly})
 				return err
 			},
 		} {
@@ -78,7 +78,7 @@ func TestRegister(t *testing.T) {
 	name := fmt.Sprintf("registered-%d", registered.Add(1)) // unique under -count
 	f := &fakeOpener{}
 	gateenv.Register(name, f.open)
-	c, err := gateenv.New(context.Background(), &gateenv.Options{Getenv: valid.with("ONCEGATE_BACKEND", name).get})
+	c, err := gateenv.New(context.Background(), &gateenv.Options{Getenv: valid.With("ONCEGATE_BACKEND", name).Get})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -116,14 +116,14 @@ func TestNilOpenerInBackends(t *testing.T) {
 	reg["sql"] = nil
 	reg["custom"] = nil
 	for _, name := range []string{"sql", "custom"} {
-		e := valid.with("ONCEGATE_BACKEND", name)
+		e := valid.With("ONCEGATE_BACKEND", name)
 		for fn, open := range map[string]func() error{
 			"New": func() error {
-				_, err := gateenv.New(context.Background(), &gateenv.Options{Getenv: e.get, Backends: reg})
+				_, err := gateenv.New(context.Background(), &gateenv.Options{Getenv: e.Get, Backends: reg})
 				return err
 			},
 			"NewAdmin": func() error {
-				_, err := gateenv.NewAdmin(context.Background(), &gateenv.Options{Getenv: e.get, Backends: reg})
+				_, err := gateenv.NewAdmin(context.Background(), &gateenv.Options{Getenv: e.Get, Backends: reg})
 				return err
 			},
 		} {

@@ -32,7 +32,7 @@ func TestServeKeepsTheStoreForHandlersPastTheGrace(t *testing.T) {
 		e[k] = v
 	}
 	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
-	cfg, err := gateenv.New(context.Background(), &gateenv.Options{Getenv: e.get, Logger: quiet})
+	cfg, err := gateenv.New(context.Background(), &gateenv.Options{Getenv: e.Get, Logger: quiet})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -45,7 +45,7 @@ func TestServeVerifiesTokensWhateverTheHandler(t *testing.T) {
 	reg := gateenv.Backends()
 	reg["fake"] = f.open
 	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
-	cfg, err := gateenv.New(context.Background(), &gateenv.Options{Getenv: e.get, Backends: reg, Logger: quiet,
+	cfg, err := gateenv.New(context.Background(), &gateenv.Options{Getenv: e.Get, Backends: reg, Logger: quiet,
 		OIDCValidator: tokenValidator{}})
 	if err != nil {
 		t.Fatal(err)

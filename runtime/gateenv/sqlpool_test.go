@@ -15,18 +15,18 @@ import (
 // sqlgate.DefaultMaxConns, and a value that is not a whole number from 1 is
 // refused naming the variable.
 func TestSQLMaxConns(t *testing.T) {
-	e := valid.with("ONCEGATE_BACKEND", "sql", "ONCEGATE_SQL_DSN", "sqlite:"+filepath.Join(t.TempDir(), "p.db"))
+	e := valid.With("ONCEGATE_BACKEND", "sql", "ONCEGATE_SQL_DSN", "sqlite:"+filepath.Join(t.TempDir(), "p.db"))
 	for _, tt := range []struct {
 		value string
 		want  int
 	}{{"7", 7}, {"", sqlgate.DefaultMaxConns()}} {
-		c := roundTrip(t, e.with(gateenv.EnvSQLMaxConns, tt.value))
+		c := roundTrip(t, e.With(gateenv.EnvSQLMaxConns, tt.value))
 		if got := c.Backend.(*sqlgate.Store).DB().Stats().MaxOpenConnections; got != tt.want {
 			t.Errorf("%s=%q: pool bound %d, want %d", gateenv.EnvSQLMaxConns, tt.value, got, tt.want)
 		}
 	}
 	for _, v := range []string{"0", "-3", "ten", "1.5", "100000"} {
-		_, err := gateenv.New(context.Background(), &gateenv.Options{Getenv: e.with(gateenv.EnvSQLMaxConns, v).get})
+		_, err := gateenv.New(context.Background(), &gateenv.Options{Getenv: e.With(gateenv.EnvSQLMaxConns, v).Get})
 		var ee *sizing.EnvError
 		if !errors.As(err, &ee) || ee.Var != gateenv.EnvSQLMaxConns {
 			t.Errorf("%s=%q: err = %v", gateenv.EnvSQLMaxConns, v, err)

@@ -5,11 +5,11 @@ import (
 	"errors"
 	"io"
 	"log/slog"
-	"maps"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/oncegate/oncegate/internal/testenv"
 	"github.com/oncegate/oncegate/runtime/gateenv"
 	"github.com/oncegate/oncegate/runtime/gateenv/pullenv"
 	"github.com/oncegate/oncegate/sizing"
@@ -24,26 +24,11 @@ var validPull = env{
 }
 
 // env is a getenv over a map.
-type env map[string]string
-
-func (e env) get(k string) string { return e[k] }
-
-// with returns a copy of e with kv applied ("" deletes).
-func (e env) with(kv ...string) env {
-	out := maps.Clone(e)
-	for i := 0; i < len(kv); i += 2 {
-		if kv[i+1] == "" {
-			delete(out, kv[i])
-		} else {
-			out[kv[i]] = kv[i+1]
-		}
-	}
-	return out
-}
+type env = testenv.Env
 
 func newPull(t *testing.T, e env) (*pullenv.Config, error) {
 	t.Helper()
-	c, err := pullenv.New(context.Background(), &gateenv.Options{Getenv: e.get, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	c, err := pullenv.New(context.Background(), &gateenv.Options{Getenv: e.Get, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
 	if err == nil {
 		t.Cleanup(func() { _ = c.Close() })
 	}
@@ -62,7 +47,7 @@ func TestNew(t *testing.T) {
 	if c.OIDC != nil {
 		t.Errorf("OIDC = %+v, want nil for a pull worker", c.OIDC)
 	}
-	if c, err := newPull(t, validPull.with(gateenv.EnvOIDCAudience, "https://x/", gateenv.EnvOIDCDisabled, "1")); err != nil || c.OIDC != nil {
+	if c, err := newPull(t, validPull.With(gateenv.EnvOIDCAudience, "https://x/", gateenv.EnvOIDCDisabled, "1")); err != nil || c.OIDC != nil {
 		t.Errorf("pull worker with push OIDC variables (even contradictory ones): %v, OIDC %v; want them ignored", err, c)
 	}
 	s := c.ReceiveSettings()
@@ -85,7 +70,7 @@ func TestNew(t *testing.T) {
 			t.Errorf("%s = %v, want %v", f.name, f.got, f.want)
 		}
 	}
-	if _, err := gateenv.New(context.Background(), &gateenv.Options{Getenv: validPull.get}); !errors.Is(err, sizing.ErrUnsafePlan) {
+	if _, err := gateenv.New(context.Background(), &gateenv.Options{Getenv: validPull.Get}); !errors.Is(err, sizing.ErrUnsafePlan) {
 		t.Fatalf("push New accepted a 10s ack deadline under a 60s work deadline: %v", err)
 	}
 }
@@ -99,15 +84,15 @@ func TestNewRefuses(t *testing.T) {
 		unsafe bool
 		want   []string
 	}{
-		{"flow control past the pool", validPull.with("ONCEGATE_PULL_MAX_OUTSTANDING", "100"), true,
+		{"flow control past the pool", validPull.With("ONCEGATE_PULL_MAX_OUTSTANDING", "100"), true,
 			[]string{"ONCEGATE_PULL_MAX_OUTSTANDING: MaxOutstandingMessages 100 exceeds the backend's 10 connections", "lower it to 10"}},
-		{"extension shorter than the budget", validPull.with("ONCEGATE_PULL_MAX_EXTENSION", "60s"), true,
+		{"extension shorter than the budget", validPull.With("ONCEGATE_PULL_MAX_EXTENSION", "60s"), true,
 			[]string{"ONCEGATE_PULL_MAX_EXTENSION: ", "raise MaxExtension to at least 1m8s"}},
-		{"drain past the grace", validPull.with("ONCEGATE_PULL_DRAIN", "27s"), true,
+		{"drain past the grace", validPull.With("ONCEGATE_PULL_DRAIN", "27s"), true,
 			[]string{"ONCEGATE_PULL_DRAIN: ", "lower the drain to 26s"}},
-		{"no subscription and a bad number", validPull.with("ONCEGATE_PULL_SUBSCRIPTION", "", "ONCEGATE_PULL_BACKEND_CONNS", "ten"), false,
+		{"no subscription and a bad number", validPull.With("ONCEGATE_PULL_SUBSCRIPTION", "", "ONCEGATE_PULL_BACKEND_CONNS", "ten"), false,
 			[]string{"ONCEGATE_PULL_SUBSCRIPTION is not set", `ONCEGATE_PULL_BACKEND_CONNS="ten" is malformed`}},
-		{"disabled", validPull.with("ONCEGATE_DISABLED", "1"), false, []string{"ONCEGATE_DISABLED", "no pass-through"}},
+		{"disabled", validPull.With("ONCEGATE_DISABLED", "1"), false, []string{"ONCEGATE_DISABLED", "no pass-through"}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			_, err := newPull(t, c.e)

@@ -10,8 +10,9 @@ import (
 )
 
 // Complete implements gate.Backend: a claimed record whose fence equals c.Fence
-// becomes done with done_at = now, expires_at = now + c.TTL (the key's TTL too)
-// and c.Result stored (nil or empty stores none). There is no lease guard. It
+// becomes done with done_at = now, expires_at = now + c.TTL (the key's TTL too),
+// no lease_expiry (doc.go, "Records") and c.Result stored (nil or empty stores
+// none). There is no lease guard. It
 // reports false when the fence is stale, the record is not claimed, or the
 // record is gone.
 func (s *Store) Complete(ctx context.Context, c gate.Completion) (bool, error) {
@@ -24,9 +25,12 @@ func (s *Store) Fail(ctx context.Context, c gate.Completion) (bool, error) {
 }
 
 func (s *Store) finish(ctx context.Context, op string, c gate.Completion, st gate.State) (bool, error) {
-	f := fenceArg(c.Fence)
-	v, err := s.run(ctx, finishScript, op, c.Key, valueVersion+"claimed "+f+" ", millis(c.TTL),
-		valueVersion+string(st)+" "+f+" ", c.Result)
+	f, ttl := fenceArg(c.Fence), strconv.FormatInt(millis(c.TTL), 10)
+	args := []any{valueVersion + "claimed " + f + " ", ttl, valueVersion + string(st) + " " + f + "  " + ttl}
+	if len(c.Result) > 0 {
+		args = append(args, c.Result)
+	}
+	v, err := s.run(ctx, finishScript, op, c.Key, args...)
 	if err != nil {
 		return false, err
 	}

@@ -35,7 +35,8 @@ func evalCalls(t *testing.T, c redis.UniversalClient) (eval, evalsha int) {
 
 // TestScriptCacheFlush shows the scripts run by SHA and survive SCRIPT FLUSH
 // between operations: the first call after a flush falls back to EVAL (which
-// caches the script again), every other call is a single EVALSHA.
+// caches the script again), every other call is a single EVALSHA. A claim the
+// plain transaction answers runs no script at all.
 func TestScriptCacheFlush(t *testing.T) {
 	srv := testenv.PrivateRedis(t) // its stats and script cache are this test's alone
 	c := newClient(t, srv.Addr())
@@ -54,14 +55,21 @@ func TestScriptCacheFlush(t *testing.T) {
 	if err := c.ConfigResetStat(ctx).Err(); err != nil {
 		t.Fatal(err)
 	}
-	r := mustClaim(t, s, "k", time.Minute, gate.Won) // EVALSHA → NOSCRIPT → EVAL
+	r := mustClaim(t, s, "k", time.Minute, gate.Won)
 	mustClaim(t, s, "k", time.Minute, gate.HeldByOther)
+	if eval, sha := evalCalls(t, c); eval != 0 || sha != 0 {
+		t.Fatalf("claims ran EVAL %d, EVALSHA %d times; want no script", eval, sha)
+	}
+	for _, key := range []string{"k", "k2"} { // EVALSHA → NOSCRIPT → EVAL, then EVALSHA
+		if key == "k2" {
+			r = mustClaim(t, s, key, time.Minute, gate.Won)
+		}
+		if ok, err := s.Complete(ctx, gate.Completion{Key: key, Fence: r.Fence, TTL: time.Hour}); err != nil || !ok {
+			t.Fatalf("Complete after SCRIPT FLUSH = %v, %v", ok, err)
+		}
+	}
 	if eval, sha := evalCalls(t, c); eval != 1 || sha != 2 {
 		t.Fatalf("EVAL %d, EVALSHA %d calls; want 1 (the fallback) and 2", eval, sha)
-	}
-	flush()
-	if ok, err := s.Complete(ctx, gate.Completion{Key: "k", Fence: r.Fence, TTL: time.Hour}); err != nil || !ok {
-		t.Fatalf("Complete after SCRIPT FLUSH = %v, %v", ok, err)
 	}
 	flush()
 	mustClaim(t, s, "k", time.Minute, gate.AlreadyDone)

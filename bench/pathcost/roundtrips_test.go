@@ -28,11 +28,13 @@ var wantTrips = map[stores.Kind]struct{ fresh, dup, held, heldRace int64 }{
 	// (complete). A claim that raced the winner to create the record does not
 	// see it in its statement's snapshot, so a SELECT follows: 2.
 	stores.Postgres: {2, 1, 1, 2},
-	// INSERT (claim of a fresh key), UPDATE (complete). A duplicate key error,
-	// then a SELECT: 2. (No single statement both tries the INSERT and returns
-	// the row it refused without multi-statement mode, which the pool's DSN
-	// would have to enable.)
-	stores.MySQL: {2, 2, 2, 2},
+	// INSERT … RETURNING (claim of a fresh key), UPDATE (complete). On a
+	// duplicate key the same statement changes nothing and returns the stored
+	// record (MariaDB 10.5+: INSERT … ON DUPLICATE KEY UPDATE … RETURNING), so
+	// a refused claim is 1, also when it raced the winner: it waits for the
+	// winner's row lock and then returns the row. (MySQL, which has no
+	// RETURNING, takes 2: a duplicate key error, then a SELECT.)
+	stores.MySQL: {2, 1, 1, 1},
 	// One script per call.
 	stores.Redis: {2, 1, 1, 1},
 	// A claim is a Lookup outside a transaction, then for an absent key a

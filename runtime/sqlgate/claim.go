@@ -17,7 +17,9 @@ import (
 // concurrent one on the same key, and lost, takes a second statement. On SQLite
 // it is one upsert, and when the upsert is refused one SELECT tells why (SQLite's
 // RETURNING returns no unchanged row, and it has no data-modifying WITH). On
-// MySQL/MariaDB it is a short transaction (see claimMySQL). A fingerprint
+// MySQL/MariaDB a fresh key is one INSERT, a refused claim one more SELECT (none
+// on MariaDB 10.5 and later, whose INSERT … RETURNING returns the stored record),
+// and a reclaim a short transaction (see claimMySQL). A fingerprint
 // mismatch on a live record returns an error matching gate.ErrKeyReuse; a reclaim
 // past gate.MaxFence one matching gate.ErrFenceExhausted. Other errors are the
 // database's, wrapped; context errors are returned as they are.

@@ -5,13 +5,14 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"strconv"
+	"strings"
 
 	"github.com/oncegate/oncegate/runtime/gate"
 )
 
-// claimMySQL claims on MySQL and MariaDB, which have no conditional upsert that
-// returns the row. It takes up to three steps, each ending the moment it has the
-// answer:
+// claimMySQL claims on MySQL and MariaDB. It takes up to three steps, each
+// ending the moment it has the answer:
 //
 //  1. A plain INSERT of a fresh record (fence 1), the common case of a new key:
 //     one round trip. LAST_INSERT_ID(expr) puts the server clock the statement
@@ -24,7 +25,10 @@ import (
 //     which go-sql-driver's LastInsertId reads, returns it too.)
 //  2. On a duplicate key, a plain SELECT of the record and the server clock:
 //     when the record is not claimable (held, done, failed, unknown, the caller's
-//     own token, key reuse, fence exhausted), that is the answer.
+//     own token, key reuse, fence exhausted), that is the answer. On MariaDB
+//     10.5 and later, with a claim token, steps 1 and 2 are one statement
+//     (insertOrReadMariaDB): the INSERT returns the stored record when the key
+//     exists, so a refused claim is one round trip too.
 //  3. When it is claimable, a short transaction: SELECT … FOR UPDATE, then the
 //     server clock read by a statement that starts after the row lock is held
 //     (NOW() and UTC_TIMESTAMP() are a statement's start time, so a clock read in
@@ -38,37 +42,73 @@ import (
 func (s *Store) claimMySQL(ctx context.Context, a claimArgs) (gate.ClaimResult, error) {
 	var lastErr error
 	for range maxAttempts {
+		var (
+			r     *row
+			now   int64
+			found bool
+			err   error
+		)
 		w := startStopwatch()
-		res, err := s.execOnce(ctx, nil, s.q.insert,
-			a.key, nullBytes(a.rawKey), a.leaseMs, a.ttlMs, a.token, a.owner, nullBytes(a.fp))
-		if err == nil {
-			waited := w.elapsed()
-			now, err := res.LastInsertId()
-			if err != nil {
-				return gate.ClaimResult{}, s.wrapErr(ctx, err, "claim %s: read clock", keyq(a.req.Key))
+		if a.token != "" && s.mariaDBReturning(ctx) {
+			r, now, err = s.insertOrRead(ctx, a)
+			if err == nil {
+				res, next, err := decide(r, now, a)
+				if err == nil && next == nil && res.Status == gate.Won && r.claimToken == a.token {
+					// Inserted by this statement (or this token's own claim found
+					// again): a lease computed before a wait is refreshed.
+					if r, err = s.freshenMySQL(ctx, a, r, w.elapsed()); err != nil {
+						return gate.ClaimResult{}, s.wrapErr(ctx, err, "claim %s: refresh lease", keyq(a.req.Key))
+					}
+					if r == nil {
+						continue // taken over while its lease was stale: claim again
+					}
+					return a.won(r), nil
+				}
+				if err != nil || next == nil {
+					return res, err
+				}
+				found = true // claimable: step 3
+			} else if mysqlErrno(err) == mysqlParseError {
+				s.returning.Store(returningNo) // a server that says MariaDB but refuses RETURNING
+			} else if lostRace(err) {
+				lastErr = err
+				continue
+			} else {
+				return gate.ClaimResult{}, s.wrapErr(ctx, err, "claim %s: insert", keyq(a.req.Key))
 			}
-			_, next, _ := decide(nil, now, a)
-			if next, err = s.freshenMySQL(ctx, a, next, waited); err != nil {
-				return gate.ClaimResult{}, s.wrapErr(ctx, err, "claim %s: refresh lease", keyq(a.req.Key))
-			}
-			if next == nil {
-				continue // taken over while its lease was stale: claim again
-			}
-			return a.won(next), nil
-		}
-		if !lostRace(err) {
-			return gate.ClaimResult{}, s.wrapErr(ctx, err, "claim %s: insert", keyq(a.req.Key))
-		}
-		r, now, found, err := s.readRow(ctx, a.key)
-		if err != nil {
-			return gate.ClaimResult{}, s.wrapErr(ctx, err, "claim %s: read", keyq(a.req.Key))
 		}
 		if !found {
-			continue // purged since the insert failed
-		}
-		out, next, err := decide(r, now, a)
-		if err != nil || next == nil {
-			return out, err
+			res, err := s.execOnce(ctx, nil, s.q.insert,
+				a.key, nullBytes(a.rawKey), a.leaseMs, a.ttlMs, a.token, a.owner, nullBytes(a.fp))
+			if err == nil {
+				waited := w.elapsed()
+				now, err := res.LastInsertId()
+				if err != nil {
+					return gate.ClaimResult{}, s.wrapErr(ctx, err, "claim %s: read clock", keyq(a.req.Key))
+				}
+				_, next, _ := decide(nil, now, a)
+				if next, err = s.freshenMySQL(ctx, a, next, waited); err != nil {
+					return gate.ClaimResult{}, s.wrapErr(ctx, err, "claim %s: refresh lease", keyq(a.req.Key))
+				}
+				if next == nil {
+					continue // taken over while its lease was stale: claim again
+				}
+				return a.won(next), nil
+			}
+			if !lostRace(err) {
+				return gate.ClaimResult{}, s.wrapErr(ctx, err, "claim %s: insert", keyq(a.req.Key))
+			}
+			r, now, found, err = s.readRow(ctx, a.key)
+			if err != nil {
+				return gate.ClaimResult{}, s.wrapErr(ctx, err, "claim %s: read", keyq(a.req.Key))
+			}
+			if !found {
+				continue // purged since the insert failed
+			}
+			out, next, err := decide(r, now, a)
+			if err != nil || next == nil {
+				return out, err
+			}
 		}
 		out, again, err := s.reclaimMySQL(ctx, a)
 		switch {
@@ -81,6 +121,65 @@ func (s *Store) claimMySQL(ctx context.Context, a claimArgs) (gate.ClaimResult, 
 		}
 	}
 	return gate.ClaimResult{}, fmt.Errorf("sqlgate: claim %s: %d lost races in a row (last: %v)", keyq(a.req.Key), maxAttempts, lastErr)
+}
+
+// insertOrRead runs insertOrReadMariaDB: the row as inserted, or as stored when
+// the key exists, and the statement's clock.
+func (s *Store) insertOrRead(ctx context.Context, a claimArgs) (*row, int64, error) {
+	r := new(row)
+	var now int64
+	err := s.queryRow(ctx, nil, s.q.insertOrRead,
+		a.key, nullBytes(a.rawKey), a.leaseMs, a.ttlMs, a.token, a.owner, nullBytes(a.fp)).Scan(r.dest(&now)...)
+	return r, now, err
+}
+
+// Whether the server takes insertOrReadMariaDB, as Store.returning holds it.
+const (
+	returningUnknown int32 = iota
+	returningYes
+	returningNo
+)
+
+// mariaDBReturning reports whether the server is MariaDB 10.5 or later, whose
+// INSERT … RETURNING answers a refused claim in the INSERT's own round trip. It
+// asks once per Store (SELECT VERSION()); a failed question is asked again on
+// the next claim, which meanwhile takes the two-statement path.
+func (s *Store) mariaDBReturning(ctx context.Context) bool {
+	switch s.returning.Load() {
+	case returningYes:
+		return true
+	case returningNo:
+		return false
+	}
+	var v string
+	if err := s.queryRow(ctx, nil, stmt{text: "SELECT VERSION()"}).Scan(&v); err != nil {
+		return false
+	}
+	if mariaDBAtLeast(v, 10, 5) {
+		s.returning.Store(returningYes)
+		return true
+	}
+	s.returning.Store(returningNo)
+	return false
+}
+
+// mariaDBAtLeast reports whether version, as VERSION() gives it ("10.11.6-MariaDB-0+deb12u1",
+// or behind a "5.5.5-" replication prefix), is MariaDB major.minor or later.
+func mariaDBAtLeast(version string, major, minor int) bool {
+	if !strings.Contains(version, "MariaDB") {
+		return false
+	}
+	version = strings.TrimPrefix(version, "5.5.5-")
+	parts := strings.SplitN(version, ".", 3)
+	if len(parts) < 2 {
+		return false
+	}
+	ma, err1 := strconv.Atoi(parts[0])
+	mi, err2 := strconv.Atoi(parts[1])
+	if err1 != nil || err2 != nil {
+		return false
+	}
+	return ma > major || (ma == major && mi >= minor)
 }
 
 // reclaimMySQL runs step 3 of claimMySQL. It reports again = true when the record

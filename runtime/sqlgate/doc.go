@@ -21,9 +21,11 @@
 //     RETURNING reports no unchanged row and it has no data-modifying WITH; the
 //     SELECT is a call into the embedded engine). MySQL/MariaDB have no
 //     conditional upsert with RETURNING: a fresh key is one INSERT (the server
-//     clock comes back through LAST_INSERT_ID), a refused claim adds one SELECT,
-//     and a reclaim of a lapsed or expired record is a short transaction (SELECT …
-//     FOR UPDATE, the clock read after the row lock is held, UPDATE). A lost race
+//     clock comes back through LAST_INSERT_ID), a refused claim adds one SELECT
+//     (on MariaDB 10.5 and later the INSERT itself returns the stored record, so
+//     a refused claim is that one statement), and a reclaim of a lapsed or
+//     expired record is a short transaction (SELECT … FOR UPDATE, the clock read
+//     after the row lock is held, UPDATE). A lost race
 //     never surfaces as a duplicate-key, deadlock or serialization error: the
 //     attempt is rolled back and run again inside the call, and the loser answers
 //     HeldByOther or AlreadyDone. PostgreSQL sessions at REPEATABLE READ or

@@ -44,6 +44,20 @@ const (
 	mysqlRecChanged = 1020
 )
 
+// mysqlParseError is ER_PARSE_ERROR (1064): the server did not understand the
+// statement, as a MySQL-compatible server that calls itself MariaDB but lacks
+// INSERT … RETURNING answers insertOrReadMariaDB.
+const mysqlParseError = 1064
+
+// mysqlErrno returns err's MySQL/MariaDB server error number, or 0.
+func mysqlErrno(err error) uint16 {
+	var me *mysql.MySQLError
+	if errors.As(err, &me) {
+		return me.Number
+	}
+	return 0
+}
+
 // PostgreSQL SQLSTATEs of a transaction rolled back whole because of a
 // concurrent one: serialization_failure (a session whose
 // default_transaction_isolation is REPEATABLE READ or SERIALIZABLE, when a claim

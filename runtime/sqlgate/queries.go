@@ -8,6 +8,7 @@ type queries struct {
 	lock           stmt // MySQL: the record, row-locked
 	now            stmt // MySQL: the server clock
 	insert         stmt // MySQL: a fresh claimed record, clock via LAST_INSERT_ID
+	insertOrRead   stmt // MariaDB 10.5+: insert, or the stored record, in one statement
 	reclaim        stmt // MySQL: overwrite a record with a won claim
 	refresh        stmt // a just-won claim's lease from the clock now (see freshen)
 	finish         stmt // done or failed
@@ -81,6 +82,20 @@ SELECT ` + cols + `, {NOW}, false FROM {T} WHERE {K} = $1 AND NOT EXISTS (SELECT
 	// statement, so lease_expiry and expires_at agree with it.
 	insertFresh = `INSERT INTO {T} (` + cols + `)
 VALUES ($1, $2, 'claimed', 1, LAST_INSERT_ID({NOW}) + $3, NULL, {NOW} + $3 + $4, $5, $6, $7, NULL)`
+	// insertOrReadMariaDB (MariaDB 10.5 and later) is insertFresh that, on a
+	// duplicate key, changes nothing ({K} = {K} is a no-op assignment, so no row
+	// is written or logged) and returns the stored record instead: MariaDB's
+	// INSERT … ON DUPLICATE KEY UPDATE … RETURNING returns the row as inserted
+	// or as it stands after the update (MariaDB manual, "INSERT...RETURNING"),
+	// so a refused claim is one round trip. The clock column is the statement's
+	// NOW(), the one its VALUES used. On a duplicate primary key the statement
+	// takes an exclusive record lock on that row, not a gap lock (MySQL manual,
+	// "Locks Set by Different SQL Statements in InnoDB"), for the statement's
+	// own short autocommit transaction. MySQL has no RETURNING.
+	insertOrReadMariaDB = `INSERT INTO {T} (` + cols + `)
+VALUES ($1, $2, 'claimed', 1, {NOW} + $3, NULL, {NOW} + $3 + $4, $5, $6, $7, NULL)
+ON DUPLICATE KEY UPDATE {K} = {K}
+RETURNING ` + cols + `, {NOW}`
 	reclaimRow = `UPDATE {T} SET state = $3, fence = $4, lease_expiry = $5, done_at = NULL, expires_at = $6,
 	claim_token = $7, owner = $8, fingerprint = $9, result = NULL WHERE {K} = $1`
 
@@ -140,6 +155,7 @@ func buildQueries(d Dialect, table string) queries {
 		q.lock = r(lockRecord)
 		q.now = r(readNow)
 		q.insert = r(insertFresh)
+		q.insertOrRead = r(insertOrReadMariaDB)
 		q.reclaim = r(reclaimRow)
 		q.refresh = r(refreshLeaseMySQL)
 		q.advance = r(advanceMySQL)

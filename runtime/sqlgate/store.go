@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"sync/atomic"
 
 	"github.com/oncegate/oncegate/runtime/gate"
 )
@@ -44,6 +45,9 @@ type Store struct {
 	q       queries
 	stmts   sync.Map      // statement text → *sql.Stmt; see prepared
 	claims  chan struct{} // claim slots on a bounded pool; see claimSlots
+	// returning is whether a MySQL-dialect server takes insertOrReadMariaDB
+	// (returningUnknown until the first claim asks; see mariaDBReturning).
+	returning atomic.Int32
 }
 
 var _ gate.Admin = (*Store)(nil)

@@ -9,6 +9,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strconv"
+	"sync"
 	"testing"
 	"time"
 
@@ -29,7 +30,8 @@ import (
 // so what the server pays for reading requests and writing replies is counted as
 // a deployment pays it. op=message is one message's store work on a fresh key
 // (redisgate's Claim then Complete against redislock's Obtain then Release,
-// redsync's Lock then Unlock and the floor's SET NX PX then SET XX PX);
+// redsync's Lock then Unlock and the floor's SET NX PX then SET XX PX), and
+// op=claim and op=complete its two halves for redisgate and redislock;
 // op=duplicate is a claim of a done key, op=in-progress a claim of a key another
 // holds, op=get-script an EVALSHA that only GETs the key and op=get a plain GET,
 // the least one round trip costs. It reports srv-instr/op; run it with a fixed
@@ -43,6 +45,7 @@ func BenchmarkServerInstructions(b *testing.B) {
 	c := newClient(b, srv.addr)
 	ctx := context.Background()
 	getScript := redis.NewScript(`return redis.call('GET', KEYS[1])`)
+	var locks sync.Map // op=complete/impl=redislock: key → the lock its prepare obtained
 	cases := []struct {
 		name string
 		// prepare writes what key i needs before counting starts; nil for none.
@@ -93,6 +96,46 @@ func BenchmarkServerInstructions(b *testing.B) {
 				}
 				if ok, err := c.SetXX(ctx, key, "done", benchTTL).Result(); err != nil || !ok {
 					b.Fatalf("SET XX = %v, %v", ok, err)
+				}
+			}
+		}},
+		{"op=claim/impl=redisgate", nil, func(s *redisgate.Store, _ string) func(int) {
+			return func(i int) {
+				if res, err := s.Claim(ctx, benchClaim(strconv.Itoa(i), "tok-abcdefgh")); err != nil || res.Status != gate.Won {
+					b.Fatalf("Claim = %v, %v", res.Status, err)
+				}
+			}
+		}},
+		{"op=complete/impl=redisgate", func(s *redisgate.Store, key string) {
+			if _, err := s.Claim(ctx, benchClaim(key, "tok-abcdefgh")); err != nil {
+				b.Fatal(err)
+			}
+		}, func(s *redisgate.Store, _ string) func(int) {
+			return func(i int) {
+				if ok, err := s.Complete(ctx, gate.Completion{Key: strconv.Itoa(i), Fence: 1, TTL: benchTTL}); err != nil || !ok {
+					b.Fatalf("Complete = %v, %v", ok, err)
+				}
+			}
+		}},
+		{"op=claim/impl=redislock", nil, func(_ *redisgate.Store, p string) func(int) {
+			lc := redislock.New(c)
+			return func(i int) {
+				if _, err := lc.Obtain(ctx, p+strconv.Itoa(i), benchLease, nil); err != nil {
+					b.Fatalf("Obtain: %v", err)
+				}
+			}
+		}},
+		{"op=complete/impl=redislock", func(s *redisgate.Store, key string) {
+			l, err := redislock.New(c).Obtain(ctx, s.RedisKey(key), benchLease, nil)
+			if err != nil {
+				b.Fatal(err)
+			}
+			locks.Store(s.RedisKey(key), l)
+		}, func(s *redisgate.Store, _ string) func(int) {
+			return func(i int) {
+				l, _ := locks.Load(s.RedisKey(strconv.Itoa(i)))
+				if err := l.(*redislock.Lock).Release(ctx); err != nil {
+					b.Fatalf("Release: %v", err)
 				}
 			}
 		}},

@@ -26,16 +26,16 @@
 // readable: Inspect and `oncegate inspect` decode it, and redis-cli GET shows the
 // header as text.
 //
-// So a claim is one pipeline of plain commands, SET key value NX GET PX, then
-// PEXPIRETIME and PTTL, with no script: on an absent key the SET writes the value
-// the client built (fence 1, lease = the TTL); on any other it writes nothing and
-// returns the stored record, which the client judges on the server's clock (now
-// = PEXPIRETIME - PTTL; a claim's lease is live while PTTL exceeds its lease
-// field). The pipeline is not a transaction: a command of another client may run
-// between its three, which can make a refusal report the times of a record just
-// replaced, never a wrong winner, because only the SET decides a win and only
-// the claim script takes a lapsed claim over (it judges again, atomically). A
-// completion is one script: a GET, the fence check and a SET PX of the finished
+// So a claim is one transaction of plain commands, MULTI, SET key value NX GET
+// PX, PEXPIRETIME, PTTL, EXEC, sent in one round trip, with no script: on an
+// absent key the SET writes the value the client built (fence 1, lease = the
+// TTL); on any other it writes nothing and returns the stored record, which the
+// client judges on the server's clock (now = PEXPIRETIME - PTTL; a claim's lease
+// is live while PTTL exceeds its lease field). MULTI makes the three one instant
+// (no other client's command runs between them, and no key expires inside EXEC),
+// so the expiry always belongs to the record the SET returned; only the claim
+// script takes a lapsed claim over, judging again atomically. A completion is one
+// script: a GET, the fence check and a SET PX of the finished
 // record. docs/BENCHMARKS.md, "Redis backend", has what each costs the server.
 //
 // A key that holds a hash is a record in the format before version 1, one hash
@@ -57,10 +57,9 @@
 //
 // # Atomicity and Cluster
 //
-// Every operation but the claim's pipeline is one Lua script that touches exactly
-// one key, the record's, so it is atomic on a single server and routes to one
-// slot in a Cluster; the claim's three commands name that one key too, and its
-// one write (SET NX) is atomic by itself. No hash tag
+// Every operation is one Lua script or, for the claim, one MULTI/EXEC
+// transaction, that touches exactly one key, the record's, so it is atomic on a
+// single server and routes to one slot in a Cluster. No hash tag
 // is added: records spread over every slot, and a prefix may not contain braces,
 // which would make it a hash tag and put every record in one slot. Scripts run by
 // SHA (EVALSHA) and fall back to EVAL when the server answers NOSCRIPT (after a

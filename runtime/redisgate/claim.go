@@ -93,7 +93,7 @@ func (s *Store) claimPlain(ctx context.Context, req gate.ClaimRequest, value str
 	k := s.RedisKey(req.Key)
 	var set *redis.StringCmd
 	var expiry, pttl *redis.Cmd
-	_, err = s.c.Pipelined(ctx, func(p redis.Pipeliner) error {
+	_, err = s.c.TxPipelined(ctx, func(p redis.Pipeliner) error {
 		set = redis.NewStringCmd(ctx, "set", k, value, "nx", "get", "px", px)
 		_ = p.Process(ctx, set)
 		expiry = p.Do(ctx, "pexpiretime", k)

@@ -104,6 +104,10 @@ func (s *Store) claimPlain(ctx context.Context, req gate.ClaimRequest, value str
 	switch {
 	case serr != nil && strings.HasPrefix(serr.Error(), "WRONGTYPE"):
 		return gate.ClaimResult{}, nil, false // a hash: the old format
+	case serr != nil && !errors.Is(serr, redis.Nil):
+		// The SET's own error (a full server's OOM, refused as it is queued),
+		// not the EXECABORT that follows it.
+		return gate.ClaimResult{}, s.wrap("claim", req.Key, serr), true
 	case err != nil && !errors.Is(err, redis.Nil):
 		return gate.ClaimResult{}, s.wrap("claim", req.Key, err), true
 	}

@@ -42,3 +42,23 @@ func TestClaimOnFullServer(t *testing.T) {
 		}
 	}
 }
+
+// TestPersistedClaimIsLapsed removes a live claim's TTL from outside, which
+// doc.go ("Expiry") says makes it claimable at once: the claim takes it over as
+// the claim script does, instead of answering held by a lease dated 1970 that
+// never lapses on a key that never expires.
+func TestPersistedClaimIsLapsed(t *testing.T) {
+	s, c := newStore(t)
+	ctx := context.Background()
+	mustClaim(t, s, "k", time.Minute, gate.Won)
+	if err := c.Persist(ctx, s.RedisKey("k")).Err(); err != nil {
+		t.Fatal(err)
+	}
+	rec := mustClaim(t, s, "k", time.Minute, gate.Won)
+	if rec.Fence != 2 {
+		t.Errorf("takeover of a persisted claim at fence %d, want 2", rec.Fence)
+	}
+	if at := c.PExpireTime(ctx, s.RedisKey("k")).Val(); at < 0 {
+		t.Errorf("the taken-over record has no TTL (%v)", at)
+	}
+}

@@ -104,6 +104,10 @@ func (s *Store) claimPlain(ctx context.Context, req gate.ClaimRequest, value str
 	switch {
 	case serr != nil && strings.HasPrefix(serr.Error(), "WRONGTYPE"):
 		return gate.ClaimResult{}, nil, false // a hash: the old format
+	case serr != nil && !errors.Is(serr, redis.Nil):
+		// The SET's own error (a full server's OOM, refused as it is queued),
+		// not the EXECABORT that follows it.
+		return gate.ClaimResult{}, s.wrap("claim", req.Key, serr), true
 	case err != nil && !errors.Is(err, redis.Nil):
 		return gate.ClaimResult{}, s.wrap("claim", req.Key, err), true
 	}
@@ -120,7 +124,9 @@ func (s *Store) claimPlain(ctx context.Context, req gate.ClaimRequest, value str
 		return gate.ClaimResult{}, s.wrap("claim", req.Key, err), true
 	}
 	if rec.State == gate.StateClaimed {
-		live := !rec.LeaseExpiry.IsZero() && exp-left < rec.LeaseExpiry.UnixMilli() // server now < lease_expiry
+		// server now < lease_expiry; a claim without a TTL (PERSIST from outside,
+		// doc.go "Expiry") is lapsed, as the script judges it.
+		live := exp >= 0 && !rec.LeaseExpiry.IsZero() && exp-left < rec.LeaseExpiry.UnixMilli()
 		own := req.Token != "" && rec.ClaimToken == req.Token
 		reuse := len(req.Fingerprint) > 0 && len(rec.Fingerprint) > 0 && !bytes.Equal(req.Fingerprint, rec.Fingerprint)
 		if !live && !own && !reuse {

@@ -126,8 +126,10 @@
 // after a network error (redis.Options.MaxRetries, default 3), which is safe for a
 // claim (a retried claim carries the same token and re-affirms itself) but makes a
 // completion whose first attempt committed and whose reply was lost report false,
-// which the Gate treats as fenced out. Set MaxRetries to -1 on the client to leave
-// every retry to the Gate.
+// which the Gate treats as fenced out. go-redis does not retry a transaction whose
+// reply was lost once it was sent, so a claim answered by its plain MULTI/EXEC
+// then fails instead, and the redelivery waits out the lease it may have taken.
+// Set MaxRetries to -1 on the client to leave every retry to the Gate.
 //
 // Requires Redis 7.0 or later (SET with both NX and GET, and PEXPIRETIME; scripts
 // that read the clock before writing rely on effects replication, the default

@@ -142,7 +142,7 @@ func renderOverhead(d *doc, r *Results) {
 	d.p("")
 	renderOverheadNotes(d, r)
 	if s := r.RedisScripts; s != nil && s.EvalshaCalls > 0 {
-		d.p("Redis's own time per call over the Redis runs (INFO commandstats, server-wide): EVALSHA (every claim and complete) %.1f µs over %d calls, PING (the floor's round trips) %.2f µs over %d calls.",
+		d.p("Redis's own time per call over the Redis runs (INFO commandstats, server-wide): EVALSHA (every complete; a claim is a MULTI/EXEC of plain commands) %.1f µs over %d calls, PING (the floor's round trips) %.2f µs over %d calls.",
 			s.EvalshaUsecPerCall, s.EvalshaCalls, s.PingUsecPerCall, s.PingCalls)
 		d.p("")
 	}
@@ -211,7 +211,7 @@ func renderOverheadNotes(d *doc, r *Results) {
 		"sqlite":    "two commits, each syncing the WAL to disk (synchronous=FULL, which sqlgate.Open keeps); at higher concurrency writers also queue for SQLite's one write lock in its busy handler, which sleeps in steps of milliseconds — hence the p99s (a one-connection pool would queue them in Go instead)",
 		"postgres":  "two commits, each waiting for its WAL flush (synchronous_commit=on, the server's default); the floor's SELECT 1 writes nothing (see \"SQL backend\" for commit=async figures)",
 		"mysql":     "two autocommitted writes, each flushing InnoDB's redo log (innodb_flush_log_at_trx_commit=1, the default); the floor's SELECT 1 writes nothing",
-		"redis":     "two Lua scripts instead of two PINGs (server time below), plus the gateway's own work",
+		"redis":     "a MULTI/EXEC of three plain commands and a Lua script instead of two PINGs (server time below), plus the gateway's own work",
 		"datastore": "four RPCs against the floor's two (see round trips), each into the fake running in the same process, and its transactions",
 	}
 	var lines []string

@@ -64,7 +64,21 @@ func (s *Store) claimMySQL(ctx context.Context, a claimArgs) (gate.ClaimResult, 
 					}
 					return a.won(r), nil
 				}
-				if err != nil || next == nil {
+				if next == nil && w.elapsed() > staleLeaseSlack {
+					// The statement waited on the row lock: its NOW() is its start
+					// time, before the wait, while the row it returned is the one
+					// after (a Release committed meanwhile set lease_expiry past
+					// it, say). Judge the row again on the clock now.
+					if r, now, found, err = s.readRow(ctx, a.key); err != nil {
+						return gate.ClaimResult{}, s.wrapErr(ctx, err, "claim %s: read", keyq(a.req.Key))
+					}
+					if !found {
+						continue // purged meanwhile
+					}
+					if res, next, err = decide(r, now, a); err != nil || next == nil {
+						return res, err
+					}
+				} else if err != nil || next == nil {
 					return res, err
 				}
 				found = true // claimable: step 3

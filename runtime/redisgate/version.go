@@ -4,10 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strconv"
 	"strings"
 
 	"github.com/redis/go-redis/v9"
+
+	"github.com/oncegate/oncegate/internal/dotted"
 )
 
 // ErrVersion is matched (errors.Is) by the *VersionError that Open and
@@ -58,7 +59,7 @@ func CheckVersion(ctx context.Context, client redis.UniversalClient) error {
 			return err
 		}
 		v := infoField(info, "redis_version")
-		if !versionAtLeast(v, 7, 0) {
+		if !dotted.AtLeast(v, 7, 0) {
 			return &VersionError{Addr: c.Options().Addr, Version: v}
 		}
 		return nil
@@ -73,19 +74,4 @@ func infoField(info, name string) string {
 		}
 	}
 	return ""
-}
-
-// versionAtLeast reports whether a dotted version such as "7.0.15" is at least
-// major.minor; a version it cannot read is not.
-func versionAtLeast(v string, major, minor int) bool {
-	parts := strings.SplitN(v, ".", 3)
-	if len(parts) < 2 {
-		return false
-	}
-	ma, err1 := strconv.Atoi(parts[0])
-	mi, err2 := strconv.Atoi(parts[1])
-	if err1 != nil || err2 != nil {
-		return false
-	}
-	return ma > major || (ma == major && mi >= minor)
 }

@@ -5,9 +5,9 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
-	"strconv"
 	"strings"
 
+	"github.com/oncegate/oncegate/internal/dotted"
 	"github.com/oncegate/oncegate/runtime/gate"
 )
 
@@ -183,17 +183,7 @@ func mariaDBAtLeast(version string, major, minor int) bool {
 	if !strings.Contains(version, "MariaDB") {
 		return false
 	}
-	version = strings.TrimPrefix(version, "5.5.5-")
-	parts := strings.SplitN(version, ".", 3)
-	if len(parts) < 2 {
-		return false
-	}
-	ma, err1 := strconv.Atoi(parts[0])
-	mi, err2 := strconv.Atoi(parts[1])
-	if err1 != nil || err2 != nil {
-		return false
-	}
-	return ma > major || (ma == major && mi >= minor)
+	return dotted.AtLeast(strings.TrimPrefix(version, "5.5.5-"), major, minor)
 }
 
 // reclaimMySQL runs step 3 of claimMySQL. It reports again = true when the record

@@ -8,7 +8,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
-	"github.com/oncegate/oncegate/internal/dotted"
+	"github.com/oncegate/oncegate/runtime/internal/dotted"
 )
 
 // ErrVersion is matched (errors.Is) by the *VersionError that Open and

@@ -7,7 +7,7 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/oncegate/oncegate/internal/dotted"
+	"github.com/oncegate/oncegate/runtime/internal/dotted"
 	"github.com/oncegate/oncegate/runtime/gate"
 )
 

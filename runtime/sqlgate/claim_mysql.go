@@ -7,8 +7,8 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/oncegate/oncegate/runtime/internal/dotted"
 	"github.com/oncegate/oncegate/runtime/gate"
+	"github.com/oncegate/oncegate/runtime/internal/dotted"
 )
 
 // claimMySQL claims on MySQL and MariaDB. It takes up to three steps, each
